@@ -1,0 +1,81 @@
+//! Command-line arguments (clap derive). Doc comments are the help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// GPU profiles of deep-learning jobs, kernel by kernel.
+///
+/// `rprof parse` turns an Nsight Systems export (`nsys export --type sqlite`)
+/// or an nvprof database into one record per GPU kernel; `rprof prof` prints
+/// them as a table with op, parameters, FLOPs, bytes and tensor-core use.
+#[derive(Parser, Debug)]
+#[command(name = "rprof", version, propagate_version = true)]
+#[command(after_long_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+pub const EXIT_CODES: &str = "\
+Exit status:
+  0  success (also when the reader of the output goes away, as with | head)
+  1  bad input or I/O error: the message names the file and the problem
+  2  usage error";
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Read a profile and write one record per GPU kernel.
+    Parse(ParseArgs),
+    /// Print records as a table: op, params, FLOPs, bytes, tensor cores.
+    Prof(super::cmd::prof::ProfArgs),
+}
+
+/// Record line format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// JSON Lines: a header line, then one object per kernel with PyProf's
+    /// keys and rprof's own.
+    Json,
+    /// PyProf's own Python-dict lines (PyProf's keys only).
+    Pydict,
+}
+
+/// Read a profile and write one record per GPU kernel, in kernel start order.
+///
+/// Reads Nsight Systems SQLite exports (2020.4 to 2026.x) and nvprof
+/// databases; the format is detected from the tables in the file. The input
+/// is opened read-only and never changed. A summary goes to stderr.
+#[derive(Args, Debug)]
+#[command(after_long_help = PARSE_EXAMPLES)]
+pub struct ParseArgs {
+    /// Profile to read: an nsys `.sqlite` export or an nvprof `.sql` database.
+    pub file: PathBuf,
+
+    /// Record format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+
+    /// Write records to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Reproduce apex.pyprof exactly, bugs included (see docs/compat.md).
+    #[arg(long)]
+    pub compat: bool,
+
+    /// Treat data warnings (kernel rows with NULL times or end <= start) as
+    /// errors: exit 1 instead of skipping or keeping them.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// No summary or progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+const PARSE_EXAMPLES: &str = "\
+Examples:
+  rprof parse net.sqlite > net.dict
+  rprof parse --format pydict net.sql > net.dict      # PyProf's line format
+  rprof parse net.sqlite | rprof prof -w 150 -c idx,dir,op,kernel,sil";

@@ -1,0 +1,165 @@
+//! `rprof parse`: profile → one record per kernel.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::{Context, bail};
+use rayon::prelude::*;
+use rprof_trace::build::{self, BuildOptions};
+use rprof_trace::read::{self, ReadOptions};
+use rprof_trace::record::{DICT_VERSION, Header};
+use rprof_trace::{attribute, record::Record};
+
+use crate::args::{Format, ParseArgs};
+use crate::out;
+
+pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
+    let path = &args.file;
+    let trace = read::read(
+        path,
+        ReadOptions {
+            compat: args.compat,
+        },
+    )?;
+    let stats = &trace.stats;
+    if args.strict && (stats.skipped_null > 0 || stats.non_positive_duration > 0) {
+        bail!(
+            "{}: {} kernel rows with NULL start/end, {} with end <= start (--strict)",
+            path.display(),
+            stats.skipped_null,
+            stats.non_positive_duration
+        );
+    }
+    if trace.kernels.is_empty() && trace.ranges.is_empty() && trace.launches.is_empty() {
+        // A capture with no NVTX, no launches and no kernels has nothing to say.
+        let nvtx_only = stats.ranges > 0 || stats.kernel_rows > 0;
+        if !nvtx_only && !has_any_activity(&trace) {
+            bail!(rprof_trace::Error::Empty {
+                path: path.clone(),
+                detail: "no GPU kernels, CUDA calls or NVTX ranges".into(),
+            });
+        }
+    }
+    let enclosing = attribute::attribute(&trace.launches, &trace.ranges);
+    let mut w = out::writer(args.output.as_deref())?;
+    if args.format == Format::Json {
+        let header = Header {
+            rprof: "dict".into(),
+            version: DICT_VERSION,
+            source: trace.source.as_str().into(),
+            producer: trace.producer.clone(),
+            compat: args.compat,
+        };
+        serde_json::to_writer(&mut w, &header)?;
+        w.write_all(b"\n")?;
+    }
+    let progress = (!args.quiet && std::io::stderr().is_terminal() && trace.kernels.len() > 50_000)
+        .then(|| indicatif::ProgressBar::new(trace.kernels.len() as u64));
+    let format = args.format;
+    let built = build::build(
+        &trace,
+        &enclosing,
+        BuildOptions {
+            compat: args.compat,
+        },
+        |records| {
+            let bytes = serialize(records, format);
+            w.write_all(&bytes).map_err(|e| rprof_trace::Error::Io {
+                path: args.output.clone().unwrap_or_else(|| "<stdout>".into()),
+                source: e,
+            })?;
+            if let Some(p) = &progress {
+                p.inc(records.len() as u64);
+            }
+            Ok(())
+        },
+    );
+    if let Some(p) = &progress {
+        p.finish_and_clear();
+    }
+    let built = built?;
+    w.flush().context("writing records")?;
+    if !args.quiet {
+        let mut e = std::io::stderr().lock();
+        let _ = writeln!(
+            e,
+            "rprof: {}: {} kernel rows, {} records written, {} kernels without a launch call, {} without an NVTX range",
+            path.display(),
+            stats.kernel_rows,
+            built.records,
+            stats.without_launch,
+            built.without_nvtx,
+        );
+        if stats.skipped_null > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: skipped {} kernel rows with NULL start or end",
+                path.display(),
+                stats.skipped_null
+            );
+        }
+        if stats.non_positive_duration > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
+                path.display(),
+                stats.non_positive_duration
+            );
+        }
+        if stats.ranges_skipped > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: skipped {} NVTX rows without start, thread or text",
+                path.display(),
+                stats.ranges_skipped
+            );
+        }
+        if built.undecodable_markers > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
+                path.display(),
+                built.undecodable_markers
+            );
+        }
+        if built.undemangled_names > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
+                path.display(),
+                built.undemangled_names
+            );
+        }
+        for note in &trace.notes {
+            let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn has_any_activity(trace: &rprof_trace::model::Trace) -> bool {
+    trace.stats.kernel_rows > 0 || trace.stats.ranges > 0
+}
+
+/// Serialize a chunk in parallel; the byte order is the record order, so
+/// output is the same for any number of threads.
+fn serialize(records: &[Record<'_>], format: Format) -> Vec<u8> {
+    let parts: Vec<Vec<u8>> = records
+        .par_chunks(1024)
+        .map(|part| {
+            let mut buf = Vec::with_capacity(part.len() * 512);
+            let mut s = String::new();
+            for r in part {
+                match format {
+                    Format::Json => r.write_json(&mut buf),
+                    Format::Pydict => {
+                        s.clear();
+                        r.write_pydict(&mut s);
+                        buf.extend_from_slice(s.as_bytes());
+                    }
+                }
+            }
+            buf
+        })
+        .collect();
+    parts.concat()
+}

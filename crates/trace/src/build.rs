@@ -1,0 +1,279 @@
+//! From a [`Trace`] to PyProf-style [`Record`]s, in chunks.
+//!
+//! ```text
+//! order kernels → (compat: emulate PyProf's marker deletion) →
+//! classify markers (parallel) → sequence fold (in order) → records
+//! ```
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::attribute::Enclosing;
+use crate::demangle;
+use crate::error::{Error, Result};
+use crate::markers::{self, Classified};
+use crate::model::{Kernel, Source, Trace};
+use crate::record::Record;
+use crate::sequence::SeqState;
+use crate::strings::StrRef;
+
+/// Kernels per chunk: bounds memory, keeps the parallel part busy.
+pub const CHUNK: usize = 16 * 1024;
+
+/// How to build records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuildOptions {
+    /// Reproduce apex.pyprof.
+    pub compat: bool,
+}
+
+/// What happened, for the stderr summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildStats {
+    /// Records produced.
+    pub records: u64,
+    /// Kernels with a launch call but no enclosing NVTX range.
+    pub without_nvtx: u64,
+    /// Marker texts that looked like PyProf dicts but could not be read.
+    pub undecodable_markers: u64,
+    /// Kernel names that start like mangled names but do not demangle.
+    pub undemangled_names: u64,
+}
+
+struct Names {
+    long: String,
+    short: String,
+    failed: bool,
+}
+
+/// Kernel names, demangled once per distinct name.
+fn names(trace: &Trace, compat: bool) -> HashMap<(StrRef, Option<StrRef>), Names> {
+    let mut keys: Vec<(StrRef, Option<StrRef>)> = trace
+        .kernels
+        .iter()
+        .map(|k| (k.name, if compat { None } else { k.mangled }))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.par_iter()
+        .map(|&(name, mangled)| {
+            let raw = trace.strings.get(name);
+            let (long, failed) = match mangled.map(|m| trace.strings.get(m)) {
+                // nsys ≥ 2021.5 stores the mangled name too: GNU-style long
+                // names, as PyProf gets from nvprof, and no `<unnamed>`
+                Some(m) if trace.source == Source::Nsys && m.starts_with("_Z") => {
+                    match demangle::demangle(m) {
+                        Some(d) => (d, false),
+                        None => (raw.to_owned(), false),
+                    }
+                }
+                _ if raw.starts_with("_Z") => match demangle::demangle(raw) {
+                    Some(d) => (d, false),
+                    None => (raw.to_owned(), true),
+                },
+                _ => (raw.to_owned(), false),
+            };
+            let short = if compat {
+                demangle::short_name_pyprof(&long)
+            } else {
+                demangle::short_name(&long)
+            };
+            (
+                (name, mangled),
+                Names {
+                    long,
+                    short,
+                    failed,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Build every record, in PyProf's order, and hand them to `emit` a chunk
+/// at a time.
+pub fn build(
+    trace: &Trace,
+    enclosing: &Enclosing,
+    opts: BuildOptions,
+    mut emit: impl FnMut(&[Record<'_>]) -> Result<()>,
+) -> Result<BuildStats> {
+    let compat = opts.compat;
+    let path = trace.path.clone();
+    let names = names(trace, compat);
+    if compat {
+        if let Some(n) = names.values().find(|n| n.failed) {
+            return Err(Error::CompatAbort {
+                path,
+                detail: format!("kernel name {} is not a valid mangled name", n.long),
+            });
+        }
+        if let Some(k) = trace.kernels.iter().find(|k| k.end_ns <= k.start_ns) {
+            return Err(Error::CompatAbort {
+                path,
+                detail: format!(
+                    "kernel {} ends at {} ns but starts at {} ns",
+                    k.row + 1,
+                    k.end_ns,
+                    k.start_ns
+                ),
+            });
+        }
+    }
+    let mut stats = BuildStats {
+        undemangled_names: names.values().filter(|n| n.failed).count() as u64,
+        ..BuildStats::default()
+    };
+
+    // PyProf order: kernel-table order in compat ([B5]), start time otherwise
+    let mut order: Vec<u32> = (0..trace.kernels.len() as u32).collect();
+    if !compat {
+        order.par_sort_unstable_by_key(|&i| {
+            let k = &trace.kernels[i as usize];
+            (k.start_ns, k.row)
+        });
+    }
+
+    let mut high_water: HashMap<u64, i64> = HashMap::new();
+    let mut seq = SeqState::default();
+    for chunk in order.chunks(CHUNK) {
+        // Which enclosing ranges each kernel sees. In compat mode PyProf has
+        // deleted, per thread, every range that ended before an earlier
+        // processed kernel's launch started.
+        let candidates: Vec<Vec<&str>> = chunk
+            .iter()
+            .map(|&ki| {
+                let k = &trace.kernels[ki as usize];
+                let Some(li) = k.launch else {
+                    return Vec::new();
+                };
+                let l = &trace.launches[li as usize];
+                let found = enclosing.of(li);
+                let texts: Vec<&str> = if compat {
+                    let hw = high_water.get(&l.thread).copied().unwrap_or(i64::MIN);
+                    found
+                        .iter()
+                        .map(|&r| &trace.ranges[r as usize])
+                        .filter(|r| r.end_ns >= hw)
+                        .map(|r| trace.strings.get(r.text))
+                        .collect()
+                } else {
+                    found
+                        .iter()
+                        .map(|&r| trace.strings.get(trace.ranges[r as usize].text))
+                        .collect()
+                };
+                if compat {
+                    let e = high_water.entry(l.thread).or_insert(i64::MIN);
+                    *e = (*e).max(l.start_ns);
+                }
+                texts
+            })
+            .collect();
+        let classified: Vec<Classified<'_>> = candidates
+            .par_iter()
+            .map(|texts| markers::classify(texts, compat))
+            .collect();
+        let mut records = Vec::with_capacity(chunk.len());
+        for (&ki, c) in chunk.iter().zip(classified) {
+            let k = &trace.kernels[ki as usize];
+            let ids = seq.next(&c.seq_ids, c.bprop, &c.op, &c.mod_, compat);
+            stats.undecodable_markers += u64::from(c.undecodable);
+            if k.launch.is_some_and(|l| enclosing.of(l).is_empty()) {
+                stats.without_nvtx += 1;
+            }
+            records.push(record(trace, enclosing, k, &names, c, ids, compat));
+        }
+        stats.records += records.len() as u64;
+        emit(&records)?;
+    }
+    Ok(stats)
+}
+
+fn record<'t>(
+    trace: &'t Trace,
+    enclosing: &Enclosing,
+    k: &Kernel,
+    names: &'t HashMap<(StrRef, Option<StrRef>), Names>,
+    c: Classified<'t>,
+    ids: crate::sequence::SeqIds,
+    compat: bool,
+) -> Record<'t> {
+    let key = (k.name, if compat { None } else { k.mangled });
+    let (long, short) = names
+        .get(&key)
+        .map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
+    let launch = k.launch.map(|l| &trace.launches[l as usize]);
+    let pid = launch.map(|l| l.pid);
+    let dev = trace.device(k.device, pid);
+    let (stack, domains) = match k.launch {
+        Some(li) => {
+            let rs: Vec<_> = enclosing
+                .of(li)
+                .iter()
+                .map(|&r| &trace.ranges[r as usize])
+                .collect();
+            let stack: Vec<Cow<'t, str>> = rs
+                .iter()
+                .map(|r| Cow::Borrowed(trace.strings.get(r.text)))
+                .collect();
+            let domains: Vec<Cow<'t, str>> = if rs.iter().any(|r| r.domain != 0) {
+                rs.iter()
+                    .map(|r| Cow::Borrowed(trace.domain_name(r.thread, r.domain).unwrap_or("")))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (stack, domains)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    Record {
+        short_name: Cow::Borrowed(short),
+        duration_ns: if compat {
+            k.end_ns - k.start_ns
+        } else {
+            k.duration_ns()
+        },
+        layer: c.layer,
+        trace: c.trace,
+        repr_markers: c.repr,
+        marker: c.marker,
+        seq_marker: c.seq_marker,
+        seq_id: ids.seq_id,
+        sub_seq_id: ids.sub_seq_id,
+        alt_seq_id: ids.alt_seq_id,
+        dir: Cow::Borrowed(if c.bprop { "bprop" } else { "fprop" }),
+        mod_: c.mod_,
+        op: c.op,
+        tid: launch.map_or(0, |l| l.tid),
+        device: k.device,
+        stream: k.stream,
+        grid: k.grid,
+        block: k.block,
+        long_name: Cow::Borrowed(long),
+        start_ns: Some(k.start_ns),
+        end_ns: Some(k.end_ns),
+        launch_start_ns: launch.map(|l| l.start_ns),
+        launch_end_ns: launch.map(|l| l.end_ns),
+        launched: launch.is_some(),
+        api: launch
+            .and_then(|l| l.api)
+            .map(|a| Cow::Borrowed(trace.strings.get(a))),
+        pid,
+        correlation: Some(k.correlation),
+        context: k.context,
+        regs: k.registers_per_thread,
+        static_smem_bytes: k.static_smem_bytes,
+        dynamic_smem_bytes: k.dynamic_smem_bytes,
+        graph_id: k.graph_id,
+        graph_node_id: k.graph_node_id,
+        device_name: dev.and_then(|d| d.name.as_deref()).map(Cow::Borrowed),
+        sm_count: dev.and_then(|d| d.sm_count),
+        stack,
+        domains,
+        bad_time: k.end_ns <= k.start_ns,
+    }
+}

@@ -1,0 +1,488 @@
+//! PyProf's reading of the NVTX ranges around one kernel
+//! (pyprof-semantics.md §3.7–§3.10): sort them into classes, derive layer
+//! names, the Python call stack, sequence ids, direction, module and op.
+//!
+//! Pure and per kernel, so it runs in parallel. `compat` selects PyProf's
+//! exact rules; the default mode applies the fixes listed in docs/compat.md.
+
+use std::borrow::Cow;
+
+use crate::pylit::{self, Value};
+use crate::stock;
+
+/// Frames PyProf hides from the `trace` list.
+const TRACE_SKIP: &[&str] = &[
+    "/torch/nn/modules/",
+    "/torch/nn/functional.py",
+    "/torch/tensor.py",
+    "/torch/autograd/__init__.py",
+    "/torch/_jit_internal.py",
+    "/pyprof/nvtx/nvmarker.py",
+    "/apex/optimizers/",
+    "/torch/_utils.py",
+    "/torch/optim/",
+];
+
+const EVALUATE_FUNCTION: &str = "autograd::engine::evaluate_function: ";
+
+/// What the markers around one kernel say.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Classified<'a> {
+    /// Layer names.
+    pub layer: Vec<Cow<'a, str>>,
+    /// Filtered call stack of the innermost trace marker.
+    pub trace: Vec<Cow<'a, str>>,
+    /// Module repr markers.
+    pub repr: Vec<Cow<'a, str>>,
+    /// PyProf argument markers.
+    pub marker: Vec<Cow<'a, str>>,
+    /// Sequence markers after dedupe, sort and prune.
+    pub seq_marker: Vec<Cow<'a, str>>,
+    /// Their sequence ids, sorted and unique.
+    pub seq_ids: Vec<i64>,
+    /// Backward pass?
+    pub bprop: bool,
+    /// Module names.
+    pub mod_: Vec<Cow<'a, str>>,
+    /// Op names.
+    pub op: Vec<Cow<'a, str>>,
+    /// Markers that looked like PyProf dicts but did not parse.
+    pub undecodable: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Class {
+    PyProf,
+    Layer,
+    Trace,
+    Repr,
+    Seq,
+    Other,
+}
+
+fn class_compat(t: &str) -> Class {
+    if t.contains("mod") && t.contains("op") && t.contains("args") && t.contains("type") {
+        Class::PyProf
+    } else if t.contains("layer:") {
+        Class::Layer
+    } else if t.contains("traceMarker") {
+        Class::Trace
+    } else if t.contains("strRepr") {
+        Class::Repr
+    } else if t.contains(", seq = ") {
+        Class::Seq
+    } else {
+        Class::Other
+    }
+}
+
+/// Fixed classification ([B3], [B9]): dict markers by their parsed keys,
+/// `layer:` only as a prefix, sequence markers by the marker grammar.
+fn class_fixed(t: &str, parsed: Option<&Value>) -> Class {
+    if let Some(v) = parsed {
+        if v.get("traceMarker").is_some() {
+            return Class::Trace;
+        }
+        if v.get("strRepr").is_some() {
+            return Class::Repr;
+        }
+        if v.get("mod").is_some() && v.get("op").is_some() && v.get("args").is_some() {
+            return Class::PyProf;
+        }
+    }
+    if t.starts_with("layer:") {
+        return Class::Layer;
+    }
+    if stock::parse(t).seq.is_some() {
+        return Class::Seq;
+    }
+    Class::Other
+}
+
+fn parse_dict(t: &str) -> Option<Value> {
+    if !t.starts_with('{') {
+        return None;
+    }
+    pylit::parse(t).ok().filter(|v| matches!(v, Value::Dict(_)))
+}
+
+/// Python's `s.split(sep)[n]`, `""` when missing.
+fn piece<'a>(s: &'a str, sep: &str, n: usize) -> &'a str {
+    s.split(sep).nth(n).unwrap_or("")
+}
+
+/// Classify the texts of the ranges enclosing a kernel (outermost first).
+pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
+    let mut out = Classified::default();
+    let mut traces: Vec<&'a str> = Vec::new();
+    let mut seqs: Vec<&'a str> = Vec::new();
+    let mut others: Vec<&'a str> = Vec::new();
+    let mut pyprof_dicts: Vec<Option<Value>> = Vec::new();
+    let texts: Vec<&'a str> = texts
+        .iter()
+        .copied()
+        .filter(|t| !t.contains("CheckpointFunctionBackward"))
+        .collect();
+    for &t in &texts {
+        let parsed = if compat { None } else { parse_dict(t) };
+        if !compat && parsed.is_none() && t.starts_with('{') {
+            // kept as an "other" marker, and counted
+            out.undecodable += 1;
+        }
+        let class = if compat {
+            class_compat(t)
+        } else {
+            class_fixed(t, parsed.as_ref())
+        };
+        match class {
+            Class::PyProf => {
+                out.marker.push(Cow::Borrowed(t));
+                pyprof_dicts.push(if compat { parse_dict(t) } else { parsed });
+            }
+            Class::Layer => {
+                let name = if compat {
+                    piece(t, ":", 1)
+                } else {
+                    t.strip_prefix("layer:").unwrap_or(t)
+                };
+                out.layer.push(Cow::Borrowed(name));
+            }
+            Class::Trace => traces.push(t),
+            Class::Repr => out.repr.push(Cow::Borrowed(t)),
+            Class::Seq => seqs.push(t),
+            Class::Other => others.push(t),
+        }
+    }
+
+    // trace: the innermost trace marker's frames, PyProf's files removed
+    if let Some(last) = traces.last() {
+        match parse_dict(last)
+            .as_ref()
+            .and_then(|v| v.get("traceMarker"))
+            .and_then(Value::as_seq)
+        {
+            Some(frames) => {
+                for f in frames {
+                    if let Value::Str(s) = f
+                        && !TRACE_SKIP.iter().any(|skip| s.contains(skip))
+                    {
+                        out.trace.push(Cow::Owned(s.clone()));
+                    }
+                }
+            }
+            None => out.undecodable += 1,
+        }
+    }
+
+    // sequence markers: dedupe, sort, prune
+    let mut uniq: Vec<&'a str> = Vec::new();
+    for s in seqs {
+        if !uniq.contains(&s) {
+            uniq.push(s);
+        }
+    }
+    if compat {
+        // PyProf sorts by `after + before` of the split at " = " as strings
+        uniq.sort_by_cached_key(|s| format!("{}{}", piece(s, " = ", 1), piece(s, " = ", 0)));
+    } else {
+        uniq.sort_by_cached_key(|s| {
+            let m = stock::parse(s);
+            (m.seq.unwrap_or(i64::MAX), m.name.to_owned())
+        });
+    }
+    let name_seq = |s: &'a str| -> (&'a str, Cow<'a, str>) {
+        if compat {
+            let (n, q) = s.split_once(',').unwrap_or((s, ""));
+            (n, Cow::Borrowed(q))
+        } else {
+            let m = stock::parse(s);
+            (
+                m.name,
+                Cow::Owned(m.seq.map(|q| q.to_string()).unwrap_or_default()),
+            )
+        }
+    };
+    let mut kept: Vec<&'a str> = Vec::new();
+    for (i, &s) in uniq.iter().enumerate() {
+        if i > 0 {
+            let (n0, q0) = name_seq(uniq[i - 1]);
+            let (n1, q1) = name_seq(s);
+            if q0 == q1 && (n0.contains(n1) || n1.contains(n0)) {
+                continue;
+            }
+        }
+        kept.push(s);
+    }
+    out.seq_marker = kept.iter().map(|s| Cow::Borrowed(*s)).collect();
+    let mut ids: Vec<i64> = kept
+        .iter()
+        .filter_map(|s| {
+            if compat {
+                // PyProf: the text between the first and second '='; the
+                // marker grammar where that is not an integer ([B11])
+                piece(s, "=", 1).trim().parse().ok().or(stock::parse(s).seq)
+            } else {
+                stock::parse(s).seq
+            }
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    out.seq_ids = ids;
+
+    // direction
+    out.bprop = if compat {
+        kept.iter().any(|s| {
+            s.contains("Backward, seq = ")
+                || s.contains("backward, seq = ")
+                || s.contains("Backward0, seq = ")
+        })
+    } else {
+        fixed_bprop(&texts)
+    };
+
+    // mod / op
+    for v in pyprof_dicts.iter() {
+        match v {
+            Some(v) => {
+                let op = v.get("op").map(value_text);
+                let md = v.get("mod").map(value_text);
+                match (op, md) {
+                    (Some(op), Some(md)) => {
+                        out.op.push(Cow::Owned(op));
+                        out.mod_.push(Cow::Owned(md));
+                    }
+                    _ => out.undecodable += 1,
+                }
+            }
+            None => out.undecodable += 1,
+        }
+    }
+    if out.op.is_empty() {
+        for &s in &kept {
+            let backward = if compat {
+                s.contains("backward, seq = ") || s.contains("Backward, seq = ")
+            } else {
+                stock::is_backward_name(stock::parse(s).name)
+            };
+            if backward {
+                let name = if compat {
+                    sanitize_compat(s.split(',').next().unwrap_or(""))
+                } else {
+                    sanitize_fixed(stock::parse(s).name)
+                };
+                out.op.push(Cow::Owned(name));
+                out.mod_.push(Cow::Borrowed("na"));
+            }
+        }
+    }
+    if out.op.is_empty() {
+        for &s in &kept {
+            let name = if compat {
+                s.split(',').next().unwrap_or("")
+            } else {
+                stock::parse(s).name
+            };
+            out.op.push(Cow::Borrowed(name));
+            out.mod_.push(Cow::Borrowed("na"));
+        }
+    }
+    if out.op.is_empty() {
+        // [B12]: PyProf takes the first element of a hash set (random order);
+        // rprof takes the innermost "other" marker in both modes.
+        if let Some(o) = others.last() {
+            out.op.push(Cow::Borrowed(o));
+        }
+        out.mod_.push(Cow::Borrowed("na"));
+    }
+    out
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.clone(),
+        other => other.to_repr(),
+    }
+}
+
+/// PyProf's sanitizer for backward op names: `AddmmBackward` → `Addmm`,
+/// `aten::cudnn_convolution_backward` → `atencudnn_convolution`.
+fn sanitize_compat(name: &str) -> String {
+    let mut s = name.to_owned();
+    for junk in [
+        "torch",
+        "autograd",
+        "_backward",
+        "::",
+        "jit",
+        "(anonymous namespace)",
+    ] {
+        s = s.replace(junk, "");
+    }
+    s.split("Backward").next().unwrap_or("").to_owned()
+}
+
+/// [B15]: strip the namespace and a trailing `Backward\d*` / `_backward`:
+/// `AddmmBackward0` → `Addmm`, `aten::cudnn_convolution_backward` →
+/// `cudnn_convolution`.
+fn sanitize_fixed(name: &str) -> String {
+    let base = name.rsplit("::").next().unwrap_or(name);
+    let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit());
+    let stem = trimmed
+        .strip_suffix("Backward")
+        .or_else(|| trimmed.strip_suffix("_backward"))
+        .or_else(|| trimmed.strip_suffix("backward"))
+        .unwrap_or(base);
+    if stem.is_empty() {
+        base.to_owned()
+    } else {
+        stem.to_owned()
+    }
+}
+
+/// [B14]: backward when a backward node with a sequence number or an
+/// autograd `evaluate_function` wrapper encloses the launch, unless a
+/// forward op with a sequence number sits inside the innermost backward
+/// marker (activation-checkpoint recompute, which PyProf handled only for
+/// `CheckpointFunctionBackward`).
+fn fixed_bprop(texts: &[&str]) -> bool {
+    let mut innermost_backward = None;
+    for (i, t) in texts.iter().enumerate() {
+        let m = stock::parse(t);
+        if t.starts_with(EVALUATE_FUNCTION) || (m.seq.is_some() && m.is_backward_node()) {
+            innermost_backward = Some(i);
+        }
+    }
+    let Some(b) = innermost_backward else {
+        return false;
+    };
+    let recompute = texts[b + 1..].iter().any(|t| {
+        let m = stock::parse(t);
+        m.seq.is_some() && !m.is_backward_node() && !t.starts_with(EVALUATE_FUNCTION)
+    });
+    !recompute
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(c: &Classified<'_>) -> Vec<String> {
+        c.op.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn pyprof_markers_give_mod_and_op() {
+        let texts = [
+            "{'traceMarker': ['/home/u/train.py:88', '/opt/torch/nn/modules/module.py:727', '/home/u/model.py:40']}",
+            "{'mod': 'torch.nn.functional', 'op': 'linear', 'args': [{'name': '', 'type': 'tensor', 'shape': (32, 1024), 'dtype': 'float16'}]}",
+            "linear, seq = 10",
+            "addmm, seq = 11",
+        ];
+        for compat in [true, false] {
+            let c = classify(&texts, compat);
+            assert_eq!(ops(&c), ["linear"]);
+            assert_eq!(c.mod_, vec!["torch.nn.functional"]);
+            assert_eq!(c.trace, vec!["/home/u/train.py:88", "/home/u/model.py:40"]);
+            assert_eq!(c.seq_ids, vec![10, 11]);
+            assert!(!c.bprop);
+        }
+    }
+
+    #[test]
+    fn compat_sorts_seq_markers_as_strings() {
+        let c = classify(&["a, seq = 9", "b, seq = 10"], true);
+        assert_eq!(c.seq_marker, vec!["b, seq = 10", "a, seq = 9"]);
+        let c = classify(&["a, seq = 9", "b, seq = 10"], false);
+        assert_eq!(c.seq_marker, vec!["a, seq = 9", "b, seq = 10"]);
+    }
+
+    #[test]
+    fn prune_drops_nested_same_seq() {
+        let c = classify(&["aten::add, seq = 5", "aten::add_, seq = 5"], true);
+        assert_eq!(c.seq_marker, vec!["aten::add, seq = 5"]);
+        assert_eq!(ops(&c), ["aten::add"]);
+    }
+
+    #[test]
+    fn backward_naming_compat_vs_fixed() {
+        let c = classify(&["AddmmBackward, seq = 3"], true);
+        assert_eq!((ops(&c), c.bprop), (vec!["Addmm".to_owned()], true));
+        // [B14] / [B15]
+        let c = classify(&["MulBackward1, seq = 3"], true);
+        assert_eq!((ops(&c), c.bprop), (vec!["MulBackward1".to_owned()], false));
+        let c = classify(&["MulBackward1, seq = 3"], false);
+        assert_eq!((ops(&c), c.bprop), (vec!["Mul".to_owned()], true));
+        let c = classify(&["aten::cudnn_convolution_backward, seq = 3"], true);
+        assert_eq!(ops(&c), ["atencudnn_convolution"]);
+        let c = classify(&["aten::cudnn_convolution_backward, seq = 3"], false);
+        assert_eq!(ops(&c), ["cudnn_convolution"]);
+    }
+
+    #[test]
+    fn modern_markers_parse_in_both_modes() {
+        // PyProf crashes on `, op_id = N` ([B11]); rprof reads the seq
+        let t = [
+            "aten::linear, seq = 10, op_id = 33",
+            "aten::addmm, seq = 11, op_id = 35",
+        ];
+        for compat in [true, false] {
+            assert_eq!(classify(&t, compat).seq_ids, vec![10, 11]);
+        }
+    }
+
+    #[test]
+    fn evaluate_function_is_backward_and_recompute_is_forward() {
+        let t = [
+            "autograd::engine::evaluate_function: AddmmBackward0",
+            "aten::mm, op_id = 82",
+        ];
+        assert!(classify(&t, false).bprop);
+        assert!(!classify(&t, true).bprop);
+        let t = [
+            "CheckpointFunctionBackward, seq = 3",
+            "aten::linear, seq = 20, op_id = 1",
+        ];
+        assert!(!classify(&t, false).bprop);
+        let t = [
+            "autograd::engine::evaluate_function: MyFnBackward",
+            "MyFnBackward, seq = 3",
+            "aten::linear, seq = 20, op_id = 1",
+        ];
+        assert!(!classify(&t, false).bprop);
+    }
+
+    #[test]
+    fn layers_and_others() {
+        let c = classify(&["layer:Conv1", "x.layer::y", "misc", "inner"], true);
+        assert_eq!(c.layer, vec!["Conv1", ""]);
+        assert_eq!(ops(&c), ["inner"]);
+        assert_eq!(c.mod_, vec!["na"]);
+        let c = classify(&["layer:Conv1", "x.layer::y"], false);
+        assert_eq!(c.layer, vec!["Conv1"]);
+        assert_eq!(ops(&c), ["x.layer::y"]);
+        let c = classify(&[], false);
+        assert!(c.op.is_empty());
+        assert_eq!(c.mod_, vec!["na"]);
+    }
+
+    #[test]
+    fn empty_args_marker_is_pyprof_in_fixed_mode() {
+        // [B3]
+        let t = ["{'mod': 'torch', 'op': 'manual_seed', 'args': []}"];
+        assert!(classify(&t, true).marker.is_empty());
+        assert_eq!(classify(&t, false).marker.len(), 1);
+    }
+
+    #[test]
+    fn malformed_markers_do_not_crash() {
+        let t = [
+            "{'mod': 'torch', 'op': , 'args': [], 'type'}",
+            "{'traceMarker': [unclosed",
+        ];
+        for compat in [true, false] {
+            let c = classify(&t, compat);
+            assert!(c.undecodable >= 1);
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Readers: open a profile read-only, detect its format from what is in it,
+//! and load it into a [`Trace`] with a few bulk queries.
+//!
+//! Detection never looks at file names or version strings (trace-formats.md
+//! §9): SQLite files are told apart by their tables, and columns are read by
+//! name, so columns added or moved by newer exporters are harmless.
+
+mod nsys;
+mod nvprof;
+pub(crate) mod sql;
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::model::{Source, Trace};
+
+/// How to read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadOptions {
+    /// Reproduce apex.pyprof's reading rules (nvprof: CONCURRENT_KERNEL
+    /// only, abort where apex aborts).
+    pub compat: bool,
+}
+
+/// What kind of file `path` is, judged from its content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A SQLite database (nsys or nvprof; see [`Source`]).
+    Sqlite,
+    /// gzip-compressed data (a Kineto trace).
+    Gzip,
+    /// JSON text.
+    Json,
+    /// Anything else.
+    Unknown,
+}
+
+/// Check that `path` is a readable regular file and sniff its first bytes.
+pub fn sniff(path: &Path) -> Result<FileKind> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NotFound {
+            path: path.to_owned(),
+        },
+        _ => Error::Io {
+            path: path.to_owned(),
+            source: e,
+        },
+    })?;
+    if meta.is_dir() {
+        return Err(Error::IsDirectory {
+            path: path.to_owned(),
+        });
+    }
+    let mut head = [0u8; 16];
+    let mut f = std::fs::File::open(path).map_err(|e| Error::Io {
+        path: path.to_owned(),
+        source: e,
+    })?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Error::Io {
+                    path: path.to_owned(),
+                    source: e,
+                });
+            }
+        }
+    }
+    let head = &head[..n];
+    Ok(if head.starts_with(b"SQLite format 3\0") {
+        FileKind::Sqlite
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        FileKind::Gzip
+    } else if head
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'{' || *b == b'[')
+    {
+        FileKind::Json
+    } else {
+        FileKind::Unknown
+    })
+}
+
+/// Open `path` and read the whole profile.
+pub fn read(path: &Path, opts: ReadOptions) -> Result<Trace> {
+    match sniff(path)? {
+        FileKind::Sqlite => {}
+        FileKind::Gzip | FileKind::Json => {
+            return Err(Error::UnknownFormat {
+                path: path.to_owned(),
+            });
+        }
+        FileKind::Unknown => {
+            let empty = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) == 0;
+            return Err(if empty {
+                Error::Empty {
+                    path: path.to_owned(),
+                    detail: "the file is 0 bytes long".into(),
+                }
+            } else {
+                Error::NotADatabase {
+                    path: path.to_owned(),
+                }
+            });
+        }
+    }
+    let db = sql::Db::open(path)?;
+    match detect(&db)? {
+        Source::Nvprof => nvprof::read(&db, opts),
+        Source::Nsys => nsys::read(&db, opts),
+        Source::Kineto => Err(Error::UnknownFormat {
+            path: path.to_owned(),
+        }),
+    }
+}
+
+/// Tell nsys from nvprof by their tables.
+pub fn detect(db: &sql::Db) -> Result<Source> {
+    if db.has_table("StringTable")
+        && (db.has_table("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
+            || db.has_table("CUPTI_ACTIVITY_KIND_KERNEL")
+            || db.has_table("CUPTI_ACTIVITY_KIND_MARKER")
+            || db.has_table("CUPTI_ACTIVITY_KIND_RUNTIME"))
+    {
+        return Ok(Source::Nvprof);
+    }
+    if db.has_table("StringIds")
+        && (db.resolve("CUPTI_ACTIVITY_KIND_KERNEL").is_some()
+            || db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME").is_some()
+            || db.resolve("NVTX_EVENTS").is_some())
+    {
+        return Ok(Source::Nsys);
+    }
+    Err(Error::UnknownFormat {
+        path: db.path.clone(),
+    })
+}

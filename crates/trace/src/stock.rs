@@ -1,0 +1,260 @@
+//! The NVTX text that stock PyTorch writes for each operator
+//! (`torch.autograd.profiler.emit_nvtx`, `nsys --pytorch=autograd-nvtx`):
+//!
+//! ```text
+//! NAME [", seq = " N] [", op_id = " M] [", sizes = " [[d, …], …]] [", input_op_ids = " [(id,out), …]]
+//! ```
+//!
+//! plus the older spellings `NAME, seq=N` and `NAME, stashed seq=N`.
+//! Fields are stripped right to left so that commas inside NAME are harmless
+//! (pyprof-semantics.md §10.1). Parsing never fails: text that carries none
+//! of the fields is a marker with only a name.
+
+/// One parsed operator marker. Borrows from the text.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct StockMarker<'a> {
+    /// Operator or node name (`aten::addmm`, `AddmmBackward0`, `layer:x`).
+    pub name: &'a str,
+    /// Autograd sequence number.
+    pub seq: Option<i64>,
+    /// True for the old `stashed seq=` form.
+    pub stashed: bool,
+    /// RecordFunction handle (PyTorch 2.x).
+    pub op_id: Option<i64>,
+    /// Input shapes, one per input; `[]` for scalars and non-tensors.
+    /// `None` when the marker has no `sizes` field; `Some(Err)` text kept
+    /// raw when the field is there but malformed.
+    pub sizes: Option<Vec<Vec<i64>>>,
+    /// `(producer op_id, output index)` per input.
+    pub input_op_ids: Option<Vec<(i64, i64)>>,
+    /// True when a `sizes` / `input_op_ids` field was present but could not
+    /// be read (kept as an "other" detail, never an error).
+    pub malformed: bool,
+}
+
+impl StockMarker<'_> {
+    /// True for autograd backward nodes: `…Backward`, `…Backward0`,
+    /// `…Backward12`, `…_backward`.
+    pub fn is_backward_node(&self) -> bool {
+        is_backward_name(self.name)
+    }
+}
+
+/// True when `name` names a backward node (`Backward` + optional digits at
+/// the end, or `_backward`).
+pub fn is_backward_name(name: &str) -> bool {
+    let trimmed = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    trimmed.ends_with("Backward") || trimmed.ends_with("backward")
+}
+
+/// Parse a marker text.
+pub fn parse(text: &str) -> StockMarker<'_> {
+    let mut m = StockMarker::default();
+    let mut rest = text;
+    if let Some((head, group)) = strip_group(rest, ", input_op_ids = ") {
+        match parse_pairs(group) {
+            Some(p) => m.input_op_ids = Some(p),
+            None => m.malformed = true,
+        }
+        rest = head;
+    }
+    if let Some((head, group)) = strip_group(rest, ", sizes = ") {
+        match parse_shapes(group) {
+            Some(s) => m.sizes = Some(s),
+            None => m.malformed = true,
+        }
+        rest = head;
+    }
+    if let Some((head, n)) = strip_int(rest, ", op_id = ") {
+        m.op_id = Some(n);
+        rest = head;
+    }
+    if let Some((head, n)) = strip_int(rest, ", seq = ") {
+        m.seq = Some(n);
+        rest = head;
+    } else if let Some((head, n)) = strip_int(rest, ", stashed seq=") {
+        m.seq = Some(n);
+        m.stashed = true;
+        rest = head;
+    } else if let Some((head, n)) = strip_int(rest, ", seq=") {
+        m.seq = Some(n);
+        rest = head;
+    }
+    m.name = rest;
+    m
+}
+
+/// If `text` ends with `key` followed by a bracket-balanced `[…]`, split it.
+fn strip_group<'a>(text: &'a str, key: &str) -> Option<(&'a str, &'a str)> {
+    let bytes = text.as_bytes();
+    if bytes.last() != Some(&b']') {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut open = None;
+    for (i, &b) in bytes.iter().enumerate().rev() {
+        match b {
+            b']' => depth += 1,
+            b'[' => {
+                depth -= 1;
+                if depth == 0 {
+                    open = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let open = open?;
+    let head = text.get(..open)?.strip_suffix(key)?;
+    Some((head, text.get(open..)?))
+}
+
+fn strip_int<'a>(text: &'a str, key: &str) -> Option<(&'a str, i64)> {
+    let digits_start = text
+        .bytes()
+        .rposition(|b| !(b.is_ascii_digit() || b == b'-'))
+        .map_or(0, |p| p + 1);
+    let digits = text.get(digits_start..)?;
+    let n: i64 = digits.parse().ok()?;
+    let head = text.get(..digits_start)?.strip_suffix(key)?;
+    Some((head, n))
+}
+
+/// `[[32, 512], [], [1024]]`
+pub fn parse_shapes(s: &str) -> Option<Vec<Vec<i64>>> {
+    let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    let mut rest = inner;
+    loop {
+        rest = rest.trim_start();
+        let r = rest.strip_prefix('[')?;
+        let close = r.find(']')?;
+        let dims = r[..close].trim();
+        let shape = if dims.is_empty() {
+            Vec::new()
+        } else {
+            dims.split(',')
+                .map(|d| d.trim().parse::<i64>().ok())
+                .collect::<Option<Vec<_>>>()?
+        };
+        out.push(shape);
+        rest = r[close + 1..].trim_start();
+        if rest.is_empty() {
+            return Some(out);
+        }
+        rest = rest.strip_prefix(',')?;
+    }
+}
+
+/// `[(0,-1), (30,0)]`
+fn parse_pairs(s: &str) -> Option<Vec<(i64, i64)>> {
+    let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    let mut rest = inner;
+    loop {
+        rest = rest.trim_start();
+        let r = rest.strip_prefix('(')?;
+        let close = r.find(')')?;
+        let (a, b) = r[..close].split_once(',')?;
+        out.push((a.trim().parse().ok()?, b.trim().parse().ok()?));
+        rest = r[close + 1..].trim_start();
+        if rest.is_empty() {
+            return Some(out);
+        }
+        rest = rest.strip_prefix(',')?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_2x_marker() {
+        let m = parse(
+            "aten::addmm, seq = 12, op_id = 34, sizes = [[1024], [32, 512], [512, 1024], [], []], input_op_ids = [(0,-1), (30,0), (33,0), (0,-1), (0,-1)]",
+        );
+        assert_eq!(m.name, "aten::addmm");
+        assert_eq!(m.seq, Some(12));
+        assert_eq!(m.op_id, Some(34));
+        assert_eq!(
+            m.sizes,
+            Some(vec![
+                vec![1024],
+                vec![32, 512],
+                vec![512, 1024],
+                vec![],
+                vec![]
+            ])
+        );
+        assert_eq!(m.input_op_ids.as_ref().map(Vec::len), Some(5));
+        assert!(!m.malformed);
+    }
+
+    #[test]
+    fn versions_and_spellings() {
+        let m = parse("aten::view, op_id = 314290");
+        assert_eq!((m.name, m.seq, m.op_id), ("aten::view", None, Some(314290)));
+        let m = parse("AddBackward0, seq = 103");
+        assert_eq!((m.name, m.seq), ("AddBackward0", Some(103)));
+        assert!(m.is_backward_node());
+        let m = parse("AddmmBackward, stashed seq=7");
+        assert_eq!((m.name, m.seq, m.stashed), ("AddmmBackward", Some(7), true));
+        let m = parse("mm, seq=3");
+        assert_eq!((m.name, m.seq), ("mm", Some(3)));
+        let m = parse("FSDP::post_forward (encoder.block.0), op_id = 5");
+        assert_eq!(m.name, "FSDP::post_forward (encoder.block.0)");
+        let m = parse("{'traceMarker': ['a.py:1']}");
+        assert_eq!(m.name, "{'traceMarker': ['a.py:1']}");
+        assert_eq!(m.seq, None);
+        // the 1.3–1.8 bug: no name before the sizes
+        let m = parse(", sizes = [[2, 3]]");
+        assert_eq!(m.name, "");
+        assert_eq!(m.sizes, Some(vec![vec![2, 3]]));
+    }
+
+    #[test]
+    fn malformed_fields_do_not_fail() {
+        let m = parse("aten::mm, seq = 1, sizes = [[a, b]]");
+        assert!(m.malformed);
+        assert_eq!(m.seq, Some(1));
+        let m = parse("weird, seq = x");
+        assert_eq!((m.name, m.seq), ("weird, seq = x", None));
+        assert_eq!(parse("").name, "");
+        assert_eq!(parse("]]]").name, "]]]");
+    }
+
+    #[test]
+    fn backward_names() {
+        for n in [
+            "AddmmBackward0",
+            "MulBackward1",
+            "LogSoftmaxBackward",
+            "aten::cudnn_convolution_backward",
+            "CheckpointFunctionBackward",
+        ] {
+            assert!(is_backward_name(n), "{n}");
+        }
+        for n in [
+            "aten::addmm",
+            "Backwardx",
+            "autograd::engine::evaluate_function: AddmmBackward0x",
+        ] {
+            assert!(!is_backward_name(n), "{n}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "\\PC{0,60}") {
+            let _ = parse(&s);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! One arena for every string of a trace.
+//!
+//! Millions of NVTX texts as separate `String`s cost an allocation and 24
+//! bytes of header each; here they share one buffer and are named by a
+//! 4-byte [`StrRef`].
+
+use std::collections::HashMap;
+
+/// Handle of a string in a [`StrPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StrRef(pub u32);
+
+/// Append-only string arena with an optional map from the file's own string
+/// ids (nsys `StringIds.id`, nvprof `StringTable._id_`).
+#[derive(Debug, Default)]
+pub struct StrPool {
+    buf: String,
+    spans: Vec<(u64, u32)>,
+    by_file_id: FileIds,
+}
+
+#[derive(Debug, Default)]
+enum FileIds {
+    #[default]
+    None,
+    Dense(Vec<u32>),
+    Sparse(HashMap<i64, u32>),
+}
+
+const NO_REF: u32 = u32::MAX;
+
+impl StrPool {
+    /// An empty pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Store `s` and return its handle. The empty string is stored too.
+    pub fn push(&mut self, s: &str) -> StrRef {
+        let off = self.buf.len() as u64;
+        self.buf.push_str(s);
+        let id = self.spans.len() as u32;
+        self.spans
+            .push((off, u32::try_from(s.len()).unwrap_or(u32::MAX)));
+        StrRef(id)
+    }
+
+    /// The text of `r` (empty for a handle from another pool).
+    pub fn get(&self, r: StrRef) -> &str {
+        let Some(&(off, len)) = self.spans.get(r.0 as usize) else {
+            return "";
+        };
+        let off = off as usize;
+        self.buf.get(off..off + len as usize).unwrap_or("")
+    }
+
+    /// Number of strings stored.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Bytes of text stored.
+    pub fn text_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Load the file's string table: `(file id, text)` pairs.
+    pub fn load_file_strings(&mut self, rows: impl IntoIterator<Item = (i64, String)>) {
+        let mut pairs: Vec<(i64, u32)> = Vec::new();
+        for (id, text) in rows {
+            let r = self.push(&text);
+            pairs.push((id, r.0));
+        }
+        self.index_file_ids(pairs);
+    }
+
+    /// Record that file id `id` names handle `r`. Call [`Self::index_file_ids`]
+    /// through [`Self::load_file_strings`] for bulk loads.
+    pub fn index_file_ids(&mut self, pairs: Vec<(i64, u32)>) {
+        let max = pairs.iter().map(|(id, _)| *id).max().unwrap_or(-1);
+        let min = pairs.iter().map(|(id, _)| *id).min().unwrap_or(0);
+        if min >= 0 && (max as u64) < 4 * (pairs.len() as u64) + 1024 {
+            let mut dense = vec![NO_REF; (max + 1).max(0) as usize];
+            for (id, r) in pairs {
+                if let Some(slot) = dense.get_mut(id as usize) {
+                    *slot = r;
+                }
+            }
+            self.by_file_id = FileIds::Dense(dense);
+        } else {
+            self.by_file_id = FileIds::Sparse(pairs.into_iter().collect());
+        }
+    }
+
+    /// The handle of the file's string id `id`, if the table had it.
+    pub fn by_file_id(&self, id: i64) -> Option<StrRef> {
+        let r = match &self.by_file_id {
+            FileIds::None => return None,
+            FileIds::Dense(v) => *v.get(usize::try_from(id).ok()?)?,
+            FileIds::Sparse(m) => *m.get(&id)?,
+        };
+        (r != NO_REF).then_some(StrRef(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_get_and_file_ids() {
+        let mut p = StrPool::new();
+        p.load_file_strings(vec![(0, "-- null --".into()), (2, "abc".into())]);
+        let x = p.push("inline");
+        assert_eq!(p.get(x), "inline");
+        assert_eq!(p.by_file_id(2).map(|r| p.get(r)), Some("abc"));
+        assert_eq!(p.by_file_id(1), None);
+        assert_eq!(p.by_file_id(-5), None);
+        assert_eq!(p.get(StrRef(99)), "");
+    }
+
+    #[test]
+    fn sparse_ids() {
+        let mut p = StrPool::new();
+        p.load_file_strings(vec![(1 << 40, "far".into()), (3, "near".into())]);
+        assert_eq!(p.by_file_id(1 << 40).map(|r| p.get(r)), Some("far"));
+        assert_eq!(p.by_file_id(3).map(|r| p.get(r)), Some("near"));
+    }
+}
