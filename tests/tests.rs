@@ -1,1 +1,8 @@
+//! Integration tests: one binary, one module per subcommand (ripgrep's layout).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[macro_use]
+mod util;
+
+mod parse;
+mod prof;

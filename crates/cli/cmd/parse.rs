@@ -29,15 +29,11 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             stats.non_positive_duration
         );
     }
-    if trace.kernels.is_empty() && trace.ranges.is_empty() && trace.launches.is_empty() {
-        // A capture with no NVTX, no launches and no kernels has nothing to say.
-        let nvtx_only = stats.ranges > 0 || stats.kernel_rows > 0;
-        if !nvtx_only && !has_any_activity(&trace) {
-            bail!(rprof_trace::Error::Empty {
-                path: path.clone(),
-                detail: "no GPU kernels, CUDA calls or NVTX ranges".into(),
-            });
-        }
+    if stats.kernel_rows == 0 && stats.nvtx_rows == 0 {
+        bail!(rprof_trace::Error::Empty {
+            path: path.clone(),
+            detail: "no GPU kernels and no NVTX ranges".into(),
+        });
     }
     let enclosing = attribute::attribute(&trace.launches, &trace.ranges);
     let mut w = out::writer(args.output.as_deref())?;
@@ -129,15 +125,19 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
                 built.undemangled_names
             );
         }
+        if stats.kernel_rows == 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
+                path.display(),
+                stats.nvtx_rows
+            );
+        }
         for note in &trace.notes {
             let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
         }
     }
     Ok(())
-}
-
-fn has_any_activity(trace: &rprof_trace::model::Trace) -> bool {
-    trace.stats.kernel_rows > 0 || trace.stats.ranges > 0
 }
 
 /// Serialize a chunk in parallel; the byte order is the record order, so

@@ -92,6 +92,12 @@ fn names(trace: &Trace, compat: bool) -> HashMap<(StrRef, Option<StrRef>), Names
         .collect()
 }
 
+/// PyProf's instrumentation writes `str(dict)` texts that start with one
+/// of these keys.
+fn is_pyprof_dict(text: &str) -> bool {
+    text.starts_with("{'traceMarker'") || text.starts_with("{'mod'")
+}
+
 /// Build every record, in PyProf's order, and hand them to `emit` a chunk
 /// at a time.
 pub fn build(
@@ -210,10 +216,13 @@ fn record<'t>(
     let dev = trace.device(k.device, pid);
     let (stack, domains) = match k.launch {
         Some(li) => {
+            // PyProf's own dict markers are already in `marker`,
+            // `reprMarkers` and `trace`; the stack keeps everything else.
             let rs: Vec<_> = enclosing
                 .of(li)
                 .iter()
                 .map(|&r| &trace.ranges[r as usize])
+                .filter(|r| !is_pyprof_dict(trace.strings.get(r.text)))
                 .collect();
             let stack: Vec<Cow<'t, str>> = rs
                 .iter()

@@ -181,7 +181,9 @@ pub struct ReadStats {
     pub non_positive_duration: u64,
     /// Kernels without a launch call.
     pub without_launch: u64,
-    /// NVTX ranges read.
+    /// NVTX rows in the file (any thread, any type).
+    pub nvtx_rows: u64,
+    /// NVTX ranges kept (on threads that launched kernels).
     pub ranges: u64,
     /// NVTX rows skipped (NULL start or text).
     pub ranges_skipped: u64,

@@ -172,7 +172,9 @@ pub struct Record<'a> {
     /// Number of SMs of the GPU.
     #[serde(rename = "smCount", default, skip_serializing_if = "Option::is_none")]
     pub sm_count: Option<i64>,
-    /// Every NVTX range enclosing the launch, outermost first (raw text).
+    /// The NVTX ranges enclosing the launch, outermost first (raw text),
+    /// except PyProf's own dict markers, which are in `marker`,
+    /// `reprMarkers` and `trace`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<Cow<'a, str>>,
     /// NVTX domain name of each `stack` entry (`""` = default domain);

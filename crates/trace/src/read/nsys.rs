@@ -399,6 +399,7 @@ fn read_nvtx(
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
+            stats.nvtx_rows += 1;
             let event_type = if has_type {
                 r.get::<_, Option<i64>>(3)?.unwrap_or(NVTX_PUSHPOP)
             } else {

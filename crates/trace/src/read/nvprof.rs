@@ -388,6 +388,9 @@ fn read_markers(
                 stats.ranges_skipped += 1;
                 continue;
             };
+            if flags != 4 {
+                stats.nvtx_rows += 1;
+            }
             match flags {
                 2 => {
                     let blob = r.get::<_, Option<Vec<u8>>>(3)?.unwrap_or_default();
