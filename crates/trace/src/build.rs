@@ -6,7 +6,7 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
@@ -90,12 +90,6 @@ fn names(trace: &Trace, compat: bool) -> HashMap<(StrRef, Option<StrRef>), Names
             )
         })
         .collect()
-}
-
-/// PyProf's instrumentation writes `str(dict)` texts that start with one
-/// of these keys.
-fn is_pyprof_dict(text: &str) -> bool {
-    text.starts_with("{'traceMarker'") || text.starts_with("{'mod'")
 }
 
 /// Build every record, in PyProf's order, and hand them to `emit` a chunk
@@ -214,15 +208,16 @@ fn record<'t>(
     let launch = k.launch.map(|l| &trace.launches[l as usize]);
     let pid = launch.map(|l| l.pid);
     let dev = trace.device(k.device, pid);
+    // PyProf's own dict markers are already in `marker`, `reprMarkers` and
+    // `trace`; the stack keeps every other enclosing range.
+    let consumed: HashSet<usize> = c.consumed.iter().map(|t| t.as_ptr() as usize).collect();
     let (stack, domains) = match k.launch {
         Some(li) => {
-            // PyProf's own dict markers are already in `marker`,
-            // `reprMarkers` and `trace`; the stack keeps everything else.
             let rs: Vec<_> = enclosing
                 .of(li)
                 .iter()
                 .map(|&r| &trace.ranges[r as usize])
-                .filter(|r| !is_pyprof_dict(trace.strings.get(r.text)))
+                .filter(|r| !consumed.contains(&(trace.strings.get(r.text).as_ptr() as usize)))
                 .collect();
             let stack: Vec<Cow<'t, str>> = rs
                 .iter()
@@ -230,7 +225,12 @@ fn record<'t>(
                 .collect();
             let domains: Vec<Cow<'t, str>> = if rs.iter().any(|r| r.domain != 0) {
                 rs.iter()
-                    .map(|r| Cow::Borrowed(trace.domain_name(r.thread, r.domain).unwrap_or("")))
+                    .map(|r| match trace.domain_name(r.thread, r.domain) {
+                        Some(name) => Cow::Borrowed(name),
+                        None if r.domain == 0 => Cow::Borrowed(""),
+                        // the export lacks the domain's creation row
+                        None => Cow::Owned(format!("#{}", r.domain)),
+                    })
                     .collect()
             } else {
                 Vec::new()

@@ -48,6 +48,9 @@ pub struct Classified<'a> {
     pub op: Vec<Cow<'a, str>>,
     /// Markers that looked like PyProf dicts but did not parse.
     pub undecodable: u32,
+    /// Texts taken as PyProf argument, repr or trace markers: their content
+    /// is in `marker`, `repr` and `trace`.
+    pub consumed: Vec<&'a str>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -136,6 +139,7 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         };
         match class {
             Class::PyProf => {
+                out.consumed.push(t);
                 out.marker.push(Cow::Borrowed(t));
                 pyprof_dicts.push(if compat { parse_dict(t) } else { parsed });
             }
@@ -147,8 +151,14 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
                 };
                 out.layer.push(Cow::Borrowed(name));
             }
-            Class::Trace => traces.push(t),
-            Class::Repr => out.repr.push(Cow::Borrowed(t)),
+            Class::Trace => {
+                out.consumed.push(t);
+                traces.push(t);
+            }
+            Class::Repr => {
+                out.consumed.push(t);
+                out.repr.push(Cow::Borrowed(t));
+            }
             Class::Seq => seqs.push(t),
             Class::Other => others.push(t),
         }
@@ -340,27 +350,19 @@ fn sanitize_fixed(name: &str) -> String {
     }
 }
 
-/// [B14]: backward when a backward node with a sequence number or an
-/// autograd `evaluate_function` wrapper encloses the launch, unless a
-/// forward op with a sequence number sits inside the innermost backward
-/// marker (activation-checkpoint recompute, which PyProf handled only for
-/// `CheckpointFunctionBackward`).
+/// [B14]: backward when a backward node with a sequence number
+/// (`…Backward`, `…Backward0`, `…Backward1`, `…_backward`) or an autograd
+/// `evaluate_function` wrapper encloses the launch. Checkpoint recompute is
+/// handled as PyProf does it: `CheckpointFunctionBackward` ranges are
+/// dropped before this test, so forward ops recomputed inside them stay
+/// forward.
 fn fixed_bprop(texts: &[&str]) -> bool {
-    let mut innermost_backward = None;
-    for (i, t) in texts.iter().enumerate() {
-        let m = stock::parse(t);
-        if t.starts_with(EVALUATE_FUNCTION) || (m.seq.is_some() && m.is_backward_node()) {
-            innermost_backward = Some(i);
+    texts.iter().any(|t| {
+        t.starts_with(EVALUATE_FUNCTION) || {
+            let m = stock::parse(t);
+            m.seq.is_some() && m.is_backward_node()
         }
-    }
-    let Some(b) = innermost_backward else {
-        return false;
-    };
-    let recompute = texts[b + 1..].iter().any(|t| {
-        let m = stock::parse(t);
-        m.seq.is_some() && !m.is_backward_node() && !t.starts_with(EVALUATE_FUNCTION)
-    });
-    !recompute
+    })
 }
 
 #[cfg(test)]
@@ -440,16 +442,17 @@ mod tests {
         assert!(classify(&t, false).bprop);
         assert!(!classify(&t, true).bprop);
         let t = [
+            "autograd::engine::evaluate_function: CheckpointFunctionBackward",
             "CheckpointFunctionBackward, seq = 3",
             "aten::linear, seq = 20, op_id = 1",
         ];
         assert!(!classify(&t, false).bprop);
+        // ops inside old (1.4) backward nodes carry `seq = 0`
         let t = [
-            "autograd::engine::evaluate_function: MyFnBackward",
-            "MyFnBackward, seq = 3",
-            "aten::linear, seq = 20, op_id = 1",
+            "LogSoftmaxBackward, seq = 227",
+            "_log_softmax_backward_data, seq = 0",
         ];
-        assert!(!classify(&t, false).bprop);
+        assert!(classify(&t, false).bprop);
     }
 
     #[test]

@@ -177,8 +177,9 @@ pub struct Record<'a> {
     /// `reprMarkers` and `trace`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<Cow<'a, str>>,
-    /// NVTX domain name of each `stack` entry (`""` = default domain);
-    /// omitted when every range is in the default domain.
+    /// NVTX domain name of each `stack` entry (`""` = default domain, `#N`
+    /// = domain N whose name the export lacks); omitted when every range is
+    /// in the default domain.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub domains: Vec<Cow<'a, str>>,
     /// True when the kernel ended no later than it started (kept, duration 0).
