@@ -78,12 +78,17 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         let mut e = std::io::stderr().lock();
         let _ = writeln!(
             e,
-            "rprof: {}: {} kernel rows, {} records written, {} kernels without a launch call, {} without an NVTX range",
+            "rprof: {}: {} kernel rows, {} records written, {} kernels without a launch call, {} without {}",
             path.display(),
             stats.kernel_rows,
             built.records,
             stats.without_launch,
             built.without_nvtx,
+            if trace.source == rprof_trace::model::Source::Kineto {
+                "an enclosing CPU operator"
+            } else {
+                "an NVTX range"
+            },
         );
         if stats.skipped_null > 0 {
             let _ = writeln!(

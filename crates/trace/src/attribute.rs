@@ -169,6 +169,7 @@ mod tests {
             domain: 0,
             kind: RangeKind::PushPop,
             order,
+            meta: None,
         }
     }
 

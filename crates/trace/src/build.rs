@@ -239,6 +239,43 @@ fn record<'t>(
         }
         None => (Vec::new(), Vec::new()),
     };
+    let (mut layer, mut trace_frames) = (c.layer, c.trace);
+    if let Some(li) = k.launch.filter(|_| trace.source == Source::Kineto) {
+        // the PyTorch profiler's own module path and Python stack, from the
+        // innermost operator that has them
+        let meta = enclosing
+            .of(li)
+            .iter()
+            .rev()
+            .filter_map(|&r| trace.ranges[r as usize].meta)
+            .filter_map(|m| trace.range_meta.get(m as usize));
+        for m in meta {
+            if layer.is_empty()
+                && let Some(module) = m.module
+            {
+                layer = trace
+                    .strings
+                    .get(module)
+                    .split("::")
+                    .map(Cow::Borrowed)
+                    .collect();
+            }
+            if trace_frames.is_empty()
+                && let Some(stack) = m.call_stack
+            {
+                // Kineto lists the innermost frame first; PyProf's trace is
+                // outermost first
+                trace_frames = trace
+                    .strings
+                    .get(stack)
+                    .split(';')
+                    .filter(|f| !f.is_empty())
+                    .rev()
+                    .map(Cow::Borrowed)
+                    .collect();
+            }
+        }
+    }
     Record {
         short_name: Cow::Borrowed(short),
         duration_ns: if compat {
@@ -246,8 +283,8 @@ fn record<'t>(
         } else {
             k.duration_ns()
         },
-        layer: c.layer,
-        trace: c.trace,
+        layer,
+        trace: trace_frames,
         repr_markers: c.repr,
         marker: c.marker,
         seq_marker: c.seq_marker,

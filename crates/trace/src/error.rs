@@ -84,6 +84,14 @@ pub enum Error {
         /// What apex.pyprof would have tripped over.
         detail: String,
     },
+    /// A Kineto trace that cannot be read.
+    #[error("{}: {detail}", path.display())]
+    Kineto {
+        /// The input path.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
     /// A line of a record file could not be read.
     #[error("{source_name}: line {line}: {detail}")]
     Record {

@@ -301,7 +301,9 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         // [B12]: PyProf takes the first element of a hash set (random order);
         // rprof takes the innermost "other" marker in both modes.
         if let Some(o) = others.last() {
-            out.op.push(Cow::Borrowed(o));
+            // the fixed mode names the op, not the whole marker text
+            out.op
+                .push(Cow::Borrowed(if compat { o } else { stock::parse(o).name }));
         }
         out.mod_.push(Cow::Borrowed("na"));
     }

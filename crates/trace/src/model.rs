@@ -73,6 +73,40 @@ pub struct Kernel {
     pub graph_node_id: Option<i64>,
     /// Index of the launching call in [`Trace::launches`].
     pub launch: Option<u32>,
+    /// What the PyTorch profiler computed for this kernel (Kineto input).
+    pub kineto: Option<Box<KinetoKernel>>,
+}
+
+/// Occupancy figures the PyTorch profiler (Kineto) writes on each kernel.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KinetoKernel {
+    /// `blocks per SM`: grid blocks / SM count.
+    pub blocks_per_sm: Option<f64>,
+    /// `warps per SM`.
+    pub warps_per_sm: Option<f64>,
+    /// `est. achieved occupancy %`.
+    pub occupancy_pct: Option<f64>,
+}
+
+/// A memory copy or memset on the GPU.
+#[derive(Clone, Debug)]
+pub struct MemOp {
+    /// GPU start, ns.
+    pub start_ns: i64,
+    /// GPU end, ns.
+    pub end_ns: i64,
+    /// Device ordinal.
+    pub device: i64,
+    /// Stream id.
+    pub stream: i64,
+    /// Correlation id.
+    pub correlation: i64,
+    /// Bytes moved or set.
+    pub bytes: Option<i64>,
+    /// `Memcpy HtoD`, `Memset`, …
+    pub name: StrRef,
+    /// Launching call, when found.
+    pub launch: Option<u32>,
 }
 
 impl Kernel {
@@ -129,6 +163,17 @@ pub struct Range {
     pub kind: RangeKind,
     /// Source-table order (nvprof marker id or nsys rowid), for stable ties.
     pub order: i64,
+    /// Index into [`Trace::range_meta`] (Kineto operators).
+    pub meta: Option<u32>,
+}
+
+/// What the PyTorch profiler records on an operator beyond its name.
+#[derive(Clone, Debug, Default)]
+pub struct RangeMeta {
+    /// `Module Hierarchy` (`top(Net)::layer1(Sequential)::0(Conv2d)`).
+    pub module: Option<StrRef>,
+    /// `Call stack` (`a.py(10): f;b.py(20): g`).
+    pub call_stack: Option<StrRef>,
 }
 
 /// What the file says about one GPU.
@@ -208,6 +253,10 @@ pub struct Trace {
     pub launches: Vec<Launch>,
     /// NVTX ranges on threads that launched kernels.
     pub ranges: Vec<Range>,
+    /// Extra operator data, referenced from [`Range::meta`].
+    pub range_meta: Vec<RangeMeta>,
+    /// Memory copies and sets (read where the input has them).
+    pub memops: Vec<MemOp>,
     /// Domain names by (process bits of the thread, domain id).
     pub domains: Vec<((u64, i64), StrRef)>,
     /// GPUs.

@@ -5,7 +5,10 @@
 //! NAME [", seq = " N] [", op_id = " M] [", sizes = " [[d, …], …]] [", input_op_ids = " [(id,out), …]]
 //! ```
 //!
-//! plus the older spellings `NAME, seq=N` and `NAME, stashed seq=N`.
+//! plus the older spellings `NAME, seq=N` and `NAME, stashed seq=N`, and one
+//! field of rprof's own, `, dtypes = ['float', 'c10::Half', …]`, which the
+//! Kineto reader appends from the profiler's `Input type` (NVTX markers carry
+//! no dtypes).
 //! Fields are stripped right to left so that commas inside NAME are harmless
 //! (pyprof-semantics.md §10.1). Parsing never fails: text that carries none
 //! of the fields is a marker with only a name.
@@ -27,6 +30,9 @@ pub struct StockMarker<'a> {
     pub sizes: Option<Vec<Vec<i64>>>,
     /// `(producer op_id, output index)` per input.
     pub input_op_ids: Option<Vec<(i64, i64)>>,
+    /// Input dtypes as the PyTorch profiler names them (`float`,
+    /// `c10::Half`, `Scalar`, `""` for non-tensors); Kineto input only.
+    pub dtypes: Option<Vec<&'a str>>,
     /// True when a `sizes` / `input_op_ids` field was present but could not
     /// be read (kept as an "other" detail, never an error).
     pub malformed: bool,
@@ -51,6 +57,13 @@ pub fn is_backward_name(name: &str) -> bool {
 pub fn parse(text: &str) -> StockMarker<'_> {
     let mut m = StockMarker::default();
     let mut rest = text;
+    if let Some((head, group)) = strip_group(rest, ", dtypes = ") {
+        match parse_quoted_list(group) {
+            Some(d) => m.dtypes = Some(d),
+            None => m.malformed = true,
+        }
+        rest = head;
+    }
     if let Some((head, group)) = strip_group(rest, ", input_op_ids = ") {
         match parse_pairs(group) {
             Some(p) => m.input_op_ids = Some(p),
@@ -150,6 +163,72 @@ pub fn parse_shapes(s: &str) -> Option<Vec<Vec<i64>>> {
     }
 }
 
+/// `['float', 'Scalar', '']` (no escapes inside the quotes).
+fn parse_quoted_list(s: &str) -> Option<Vec<&str>> {
+    let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
+    let mut out = Vec::new();
+    let mut rest = inner;
+    while !rest.is_empty() {
+        let r = rest.strip_prefix('\'')?;
+        let close = r.find('\'')?;
+        out.push(&r[..close]);
+        rest = r[close + 1..].trim_start();
+        if let Some(r) = rest.strip_prefix(',') {
+            rest = r.trim_start();
+        } else if !rest.is_empty() {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// Write the marker text for an operator in rprof's grammar (used for
+/// Kineto operators): name, then the fields that are present.
+pub fn format_marker(
+    name: &str,
+    seq: Option<i64>,
+    sizes: Option<&[Vec<i64>]>,
+    dtypes: Option<&[String]>,
+) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(name);
+    if let Some(q) = seq {
+        let _ = write!(s, ", seq = {q}");
+    }
+    if let Some(sizes) = sizes {
+        s.push_str(", sizes = [");
+        for (i, shape) in sizes.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push('[');
+            for (j, d) in shape.iter().enumerate() {
+                if j > 0 {
+                    s.push_str(", ");
+                }
+                let _ = write!(s, "{d}");
+            }
+            s.push(']');
+        }
+        s.push(']');
+    }
+    if let Some(dtypes) = dtypes {
+        s.push_str(", dtypes = [");
+        for (i, d) in dtypes.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push('\'');
+            // quotes and brackets never occur in PyTorch type names; drop
+            // them rather than break the grammar
+            s.extend(d.chars().filter(|c| !matches!(c, '\'' | '[' | ']')));
+            s.push('\'');
+        }
+        s.push(']');
+    }
+    s
+}
+
 /// `[(0,-1), (30,0)]`
 fn parse_pairs(s: &str) -> Option<Vec<(i64, i64)>> {
     let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
@@ -229,6 +308,25 @@ mod tests {
         assert_eq!((m.name, m.seq), ("weird, seq = x", None));
         assert_eq!(parse("").name, "");
         assert_eq!(parse("]]]").name, "]]]");
+    }
+
+    #[test]
+    fn kineto_dtypes_round_trip() {
+        let text = format_marker(
+            "aten::addmm",
+            Some(5),
+            Some(&[vec![1024], vec![32, 512], vec![]]),
+            Some(&["c10::Half".to_owned(), "float".to_owned(), String::new()]),
+        );
+        assert_eq!(
+            text,
+            "aten::addmm, seq = 5, sizes = [[1024], [32, 512], []], dtypes = ['c10::Half', 'float', '']"
+        );
+        let m = parse(&text);
+        assert_eq!((m.name, m.seq), ("aten::addmm", Some(5)));
+        assert_eq!(m.sizes, Some(vec![vec![1024], vec![32, 512], vec![]]));
+        assert_eq!(m.dtypes, Some(vec!["c10::Half", "float", ""]));
+        assert!(parse("x, dtypes = [float]").malformed);
     }
 
     #[test]

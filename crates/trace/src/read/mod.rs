@@ -5,6 +5,7 @@
 //! §9): SQLite files are told apart by their tables, and columns are read by
 //! name, so columns added or moved by newer exporters are harmless.
 
+pub mod kineto;
 mod nsys;
 mod nvprof;
 pub(crate) mod sql;
@@ -91,11 +92,8 @@ pub fn sniff(path: &Path) -> Result<FileKind> {
 pub fn read(path: &Path, opts: ReadOptions) -> Result<Trace> {
     match sniff(path)? {
         FileKind::Sqlite => {}
-        FileKind::Gzip | FileKind::Json => {
-            return Err(Error::UnknownFormat {
-                path: path.to_owned(),
-            });
-        }
+        FileKind::Gzip => return kineto::read(path, true),
+        FileKind::Json => return kineto::read(path, false),
         FileKind::Unknown => {
             let empty = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) == 0;
             return Err(if empty {

@@ -81,6 +81,8 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         kernels,
         launches,
         ranges,
+        range_meta: Vec::new(),
+        memops: Vec::new(),
         domains,
         devices,
         stats,
@@ -207,6 +209,7 @@ fn read_kernels(
                 graph_id: int(19)?,
                 graph_node_id: int(20)?,
                 launch: None,
+                kineto: None,
             });
         }
         Ok(())
@@ -461,6 +464,7 @@ fn read_nvtx(
                 domain: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
                 kind,
                 order: r.get::<_, Option<i64>>(8)?.unwrap_or(0),
+                meta: None,
             });
         }
         Ok(())

@@ -124,6 +124,8 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         kernels,
         launches,
         ranges,
+        range_meta: Vec::new(),
+        memops: Vec::new(),
         domains,
         devices,
         stats,
@@ -197,6 +199,7 @@ fn read_kernels(
                 graph_id: None,
                 graph_node_id: None,
                 launch: None,
+                kineto: None,
             });
         }
         Ok(())
@@ -483,6 +486,7 @@ fn push_range(
         domain,
         kind: RangeKind::StartEnd,
         order: id,
+        meta: None,
     });
 }
 

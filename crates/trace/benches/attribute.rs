@@ -1,0 +1,76 @@
+//! The NVTX attribution sweep (`rprof_trace::attribute::attribute`) on
+//! synthetic PyTorch-shaped threads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use divan::Bencher;
+use divan::counter::ItemsCount;
+use rprof_trace::attribute::attribute;
+use rprof_trace::model::{Launch, Range, RangeKind};
+use rprof_trace::strings::StrRef;
+
+fn main() {
+    divan::main();
+}
+
+/// `launches` launch calls over `threads` threads, shaped like the nsys-ai
+/// export the benchmarks scale (about 4.8 NVTX ranges per kernel): each op
+/// is 4 nested ranges around one launch, one op in 4 also has a launch-free
+/// range (`aten::empty`), and a module range spans every 64 ops.
+pub fn synth(launches: usize, threads: u64) -> (Vec<Launch>, Vec<Range>) {
+    let mut ls = Vec::with_capacity(launches);
+    let mut rs = Vec::with_capacity(launches * 5);
+    let range = |rs: &mut Vec<Range>, thread, start, end| {
+        let order = rs.len() as i64;
+        rs.push(Range {
+            start_ns: start,
+            end_ns: end,
+            thread,
+            text: StrRef(0),
+            domain: 0,
+            kind: RangeKind::PushPop,
+            order,
+            meta: None,
+        });
+    };
+    for i in 0..launches {
+        let thread = 1 + (i as u64 % threads);
+        let op = (i as u64 / threads) as i64;
+        let t = op * 1_000;
+        if op % 64 == 0 {
+            range(&mut rs, thread, t - 1, t + 64 * 1_000 - 2);
+        }
+        for d in 0..4 {
+            range(&mut rs, thread, t + d, t + 900 - d);
+        }
+        if op % 4 == 0 {
+            range(&mut rs, thread, t + 950, t + 990);
+        }
+        ls.push(Launch {
+            start_ns: t + 10,
+            end_ns: t + 20,
+            thread,
+            pid: thread,
+            tid: thread,
+            correlation: i as i64,
+            api: None,
+        });
+    }
+    (ls, rs)
+}
+
+#[divan::bench(args = [10_000, 100_000, 1_000_000], sample_count = 10)]
+fn attribute_sweep(bencher: Bencher, launches: usize) {
+    let (ls, rs) = synth(launches, 2);
+    bencher
+        .counter(ItemsCount::new(launches))
+        .bench(|| attribute(divan::black_box(&ls), divan::black_box(&rs)));
+}
+
+/// Many threads (data-loader style): the per-thread groups run in parallel.
+#[divan::bench(args = [100_000], sample_count = 10)]
+fn attribute_sweep_64_threads(bencher: Bencher, launches: usize) {
+    let (ls, rs) = synth(launches, 64);
+    bencher
+        .counter(ItemsCount::new(launches))
+        .bench(|| attribute(divan::black_box(&ls), divan::black_box(&rs)));
+}
