@@ -18,6 +18,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         path,
         ReadOptions {
             compat: args.compat,
+            ..ReadOptions::default()
         },
     )?;
     let stats = &trace.stats;

@@ -6,7 +6,7 @@
 //! name, so columns added or moved by newer exporters are harmless.
 
 pub mod kineto;
-mod nsys;
+pub(crate) mod nsys;
 mod nvprof;
 pub(crate) mod sql;
 
@@ -22,6 +22,8 @@ pub struct ReadOptions {
     /// Reproduce apex.pyprof's reading rules (nvprof: CONCURRENT_KERNEL
     /// only, abort where apex aborts).
     pub compat: bool,
+    /// Also read memory copies and sets (for timelines and GPU views).
+    pub memops: bool,
 }
 
 /// What kind of file `path` is, judged from its content.

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::error::Result;
-use crate::model::{DeviceInfo, Kernel, Launch, Range, RangeKind, ReadStats, Source, Trace};
+use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, RangeKind, ReadStats, Source, Trace};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
@@ -46,8 +46,13 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         notes.push("CUDA graphs were traced at graph level: kernels inside graphs have no rows of their own".into());
     }
 
+    let mut memops = if opts.memops {
+        read_memops(db, &mut strings)?
+    } else {
+        Vec::new()
+    };
     let launches = match db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME") {
-        Some(t) => read_launches(db, &t, &mut kernels, &mut strings)?,
+        Some(t) => read_launches(db, &t, &mut kernels, &mut memops, &mut strings)?,
         None => {
             if !kernels.is_empty() {
                 notes.push("no CUDA API table (CUPTI_ACTIVITY_KIND_RUNTIME): kernels cannot be tied to threads or NVTX ranges".into());
@@ -82,7 +87,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         launches,
         ranges,
         range_meta: Vec::new(),
-        memops: Vec::new(),
+        memops: memops.into_iter().map(|(m, _)| m).collect(),
         domains,
         devices,
         stats,
@@ -234,12 +239,20 @@ fn read_launches(
     db: &Db,
     table: &str,
     kernels: &mut [Kernel],
+    memops: &mut [(MemOp, u64)],
     strings: &mut StrPool,
 ) -> Result<Vec<Launch>> {
     // (process bits, correlation id) → launch slot
     let mut want: HashMap<(u64, i64), u32> = HashMap::with_capacity(kernels.len());
-    for k in kernels.iter() {
-        let key = (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation);
+    let keys = kernels
+        .iter()
+        .map(|k| (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation))
+        .chain(
+            memops
+                .iter()
+                .map(|(m, pid)| (pid & PID_MASK, m.correlation)),
+        );
+    for key in keys {
         let next = want.len() as u32;
         want.entry(key).or_insert(next);
     }
@@ -332,16 +345,96 @@ fn read_launches(
             launches.push(l);
         }
     }
+    let find = |key: (u64, i64)| -> Option<u32> {
+        let li = index[*want.get(&key)? as usize];
+        (li != u32::MAX).then_some(li)
+    };
     for k in kernels.iter_mut() {
-        let key = (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation);
-        if let Some(&slot) = want.get(&key) {
-            let li = index[slot as usize];
-            if li != u32::MAX {
-                k.launch = Some(li);
-            }
-        }
+        k.launch = find((k.global_pid.unwrap_or(0) & PID_MASK, k.correlation));
+    }
+    for (m, pid) in memops.iter_mut() {
+        m.launch = find((*pid & PID_MASK, m.correlation));
     }
     Ok(launches)
+}
+
+/// `copyKind` names (ENUM_CUDA_MEMCPY_OPER; CUPTI uses the same numbers).
+pub(crate) fn copy_kind(kind: Option<i64>) -> &'static str {
+    match kind {
+        Some(1) => "Memcpy HtoD",
+        Some(2) => "Memcpy DtoH",
+        Some(3) => "Memcpy HtoA",
+        Some(4) => "Memcpy AtoH",
+        Some(5) => "Memcpy AtoA",
+        Some(6) => "Memcpy AtoD",
+        Some(7) => "Memcpy DtoA",
+        Some(8) => "Memcpy DtoD",
+        Some(9) => "Memcpy HtoH",
+        Some(10) => "Memcpy PtoP",
+        _ => "Memcpy",
+    }
+}
+
+/// Memory copies and sets, with the process bits of each row.
+fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<(MemOp, u64)>> {
+    let mut out = Vec::new();
+    let mut names: HashMap<&'static str, StrRef> = HashMap::new();
+    for (logical, is_copy) in [
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
+        ("CUPTI_ACTIVITY_KIND_MEMSET", false),
+    ] {
+        let Some(table) = db.resolve(logical) else {
+            continue;
+        };
+        let (list, _) = db.select_list(
+            &table,
+            &[
+                "start",
+                "end",
+                "deviceId",
+                "streamId",
+                "correlationId",
+                "globalPid",
+                "bytes",
+                "copyKind",
+            ],
+            &["start", "end"],
+        )?;
+        let sql = format!("SELECT {list} FROM \"{table}\"");
+        let mut run = || -> rusqlite::Result<()> {
+            let mut st = db.conn.prepare(&sql)?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let int =
+                    |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
+                let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                    continue;
+                };
+                let label = if is_copy {
+                    copy_kind(int(7)?)
+                } else {
+                    "Memset"
+                };
+                let name = *names.entry(label).or_insert_with(|| strings.push(label));
+                out.push((
+                    MemOp {
+                        start_ns: start,
+                        end_ns: end,
+                        device: int(2)?.unwrap_or(0),
+                        stream: int(3)?.unwrap_or(0),
+                        correlation: int(4)?.unwrap_or(-1),
+                        bytes: int(6)?,
+                        name,
+                        launch: None,
+                    },
+                    int(5)?.unwrap_or(0) as u64,
+                ));
+            }
+            Ok(())
+        };
+        run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    }
+    Ok(out)
 }
 
 /// The end of capture, for ranges still open when it stopped.

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
-use crate::model::{DeviceInfo, Kernel, Launch, Range, RangeKind, ReadStats, Source, Trace};
+use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, RangeKind, ReadStats, Source, Trace};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
@@ -101,7 +101,12 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
             read_kernels(db, t, &mut strings, &mut stats, &mut kernels, opts)?;
         }
     }
-    let launches = read_launches(db, &mut kernels, &mut strings, opts)?;
+    let mut memops = if opts.memops {
+        read_memops(db, &mut strings)?
+    } else {
+        Vec::new()
+    };
+    let launches = read_launches(db, &mut kernels, &mut memops, &mut strings, opts)?;
     stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
     let threads: HashSet<u64> = launches.iter().map(|l| l.thread).collect();
     let capture_end = kernels
@@ -125,7 +130,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         launches,
         ranges,
         range_meta: Vec::new(),
-        memops: Vec::new(),
+        memops,
         domains,
         devices,
         stats,
@@ -274,10 +279,15 @@ fn read_api_rows(
 fn read_launches(
     db: &Db,
     kernels: &mut [Kernel],
+    memops: &mut [MemOp],
     strings: &mut StrPool,
     opts: ReadOptions,
 ) -> Result<Vec<Launch>> {
-    let want: HashSet<i64> = kernels.iter().map(|k| k.correlation).collect();
+    let want: HashSet<i64> = kernels
+        .iter()
+        .map(|k| k.correlation)
+        .chain(memops.iter().map(|m| m.correlation))
+        .collect();
     let mut runtime: HashMap<i64, Vec<ApiRow>> = HashMap::new();
     let mut driver: HashMap<i64, Vec<ApiRow>> = HashMap::new();
     if db.has_table("CUPTI_ACTIVITY_KIND_RUNTIME") {
@@ -358,7 +368,103 @@ fn read_launches(
         by_corr.insert(k.correlation, li);
         k.launch = Some(li);
     }
+    for m in memops.iter_mut() {
+        if let Some(&li) = by_corr.get(&m.correlation) {
+            m.launch = Some(li);
+            continue;
+        }
+        let Some(row) = runtime
+            .get(&m.correlation)
+            .and_then(|v| v.first())
+            .or_else(|| driver.get(&m.correlation).and_then(|v| v.first()))
+        else {
+            continue;
+        };
+        let api = *names.entry((row.driver, row.cbid)).or_insert_with(|| {
+            let name = api_name(row.driver, row.cbid)
+                .map(str::to_owned)
+                .unwrap_or_else(|| {
+                    format!(
+                        "{}#{}",
+                        if row.driver { "driver" } else { "runtime" },
+                        row.cbid
+                    )
+                });
+            strings.push(&name)
+        });
+        let li = launches.len() as u32;
+        launches.push(Launch {
+            start_ns: row.start,
+            end_ns: row.end,
+            thread: thread_key(row.pid, row.tid),
+            pid: row.pid as u32 as u64,
+            tid: row.tid as u32 as u64,
+            correlation: m.correlation,
+            api: Some(api),
+        });
+        by_corr.insert(m.correlation, li);
+        m.launch = Some(li);
+    }
     Ok(launches)
+}
+
+/// Memory copies and sets.
+fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
+    let mut out = Vec::new();
+    let mut names: HashMap<&'static str, StrRef> = HashMap::new();
+    for (table, is_copy) in [
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
+        ("CUPTI_ACTIVITY_KIND_MEMCPY2", true),
+        ("CUPTI_ACTIVITY_KIND_MEMSET", false),
+    ] {
+        if !db.has_table(table) {
+            continue;
+        }
+        let (list, _) = db.select_list(
+            table,
+            &[
+                "start",
+                "end",
+                "deviceId",
+                "streamId",
+                "correlationId",
+                "bytes",
+                "copyKind",
+            ],
+            &["start", "end"],
+        )?;
+        let sql = format!("SELECT {list} FROM {table} ORDER BY _id_");
+        let mut run = || -> rusqlite::Result<()> {
+            let mut st = db.conn.prepare(&sql)?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let int =
+                    |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
+                let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                    continue;
+                };
+                let label = if is_copy {
+                    crate::read::nsys::copy_kind(int(6)?)
+                } else {
+                    "Memset"
+                };
+                let name = *names.entry(label).or_insert_with(|| strings.push(label));
+                out.push(MemOp {
+                    start_ns: start,
+                    end_ns: end,
+                    device: int(2)?.unwrap_or(0),
+                    stream: int(3)?.unwrap_or(0),
+                    correlation: int(4)?.unwrap_or(-1),
+                    bytes: int(5)?,
+                    name,
+                    launch: None,
+                });
+            }
+            Ok(())
+        };
+        run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    }
+    Ok(out)
 }
 
 type Domains = Vec<((u64, i64), StrRef)>;
