@@ -36,7 +36,15 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             detail: "no GPU kernels and no NVTX ranges".into(),
         });
     }
+    let t0 = std::time::Instant::now();
     let enclosing = attribute::attribute(&trace.launches, &trace.ranges);
+    if std::env::var_os("RPROF_TIMING").is_some() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "timing: attribute: {:.3}s",
+            t0.elapsed().as_secs_f64()
+        );
+    }
     let mut w = out::writer(args.output.as_deref())?;
     if args.format == Format::Json {
         let header = Header {
@@ -59,11 +67,12 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             compat: args.compat,
         },
         |records| {
-            let bytes = serialize(records, format);
-            w.write_all(&bytes).map_err(|e| rprof_trace::Error::Io {
-                path: args.output.clone().unwrap_or_else(|| "<stdout>".into()),
-                source: e,
-            })?;
+            for part in serialize(records, format) {
+                w.write_all(&part).map_err(|e| rprof_trace::Error::Io {
+                    path: args.output.clone().unwrap_or_else(|| "<stdout>".into()),
+                    source: e,
+                })?;
+            }
             if let Some(p) = &progress {
                 p.inc(records.len() as u64);
             }
@@ -146,13 +155,13 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Serialize a chunk in parallel; the byte order is the record order, so
-/// output is the same for any number of threads.
-fn serialize(records: &[Record<'_>], format: Format) -> Vec<u8> {
-    let parts: Vec<Vec<u8>> = records
+/// Serialize a chunk in parallel, in parts to be written in order: the
+/// bytes are the same for any number of threads.
+fn serialize(records: &[Record<'_>], format: Format) -> Vec<Vec<u8>> {
+    records
         .par_chunks(1024)
         .map(|part| {
-            let mut buf = Vec::with_capacity(part.len() * 512);
+            let mut buf = Vec::with_capacity(part.len() * 1024);
             let mut s = String::new();
             for r in part {
                 match format {
@@ -166,6 +175,5 @@ fn serialize(records: &[Record<'_>], format: Format) -> Vec<u8> {
             }
             buf
         })
-        .collect();
-    parts.concat()
+        .collect()
 }

@@ -20,7 +20,7 @@ pub fn synth(launches: usize, threads: u64) -> (Vec<Launch>, Vec<Range>) {
     let mut ls = Vec::with_capacity(launches);
     let mut rs = Vec::with_capacity(launches * 5);
     let range = |rs: &mut Vec<Range>, thread, start, end| {
-        let order = rs.len() as i64;
+        let order = rs.len() as u32;
         rs.push(Range {
             start_ns: start,
             end_ns: end,

@@ -43,27 +43,58 @@ impl Enclosing {
     }
 }
 
-/// Sort order of ranges within a thread: outermost first.
-fn range_key(r: &Range) -> (u64, i64, std::cmp::Reverse<i64>, i64) {
-    (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.order)
+/// A range or a launch, copied next to its sort key so that sorting and the
+/// sweep read memory in order instead of jumping through the trace.
+#[derive(Clone, Copy)]
+struct Entry {
+    thread: u64,
+    start_ns: i64,
+    end_ns: i64,
+    order: u32,
+    index: u32,
 }
 
 /// Attribute every launch to the ranges enclosing it.
 pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
-    let mut by_range: Vec<u32> = (0..ranges.len() as u32).collect();
-    by_range.par_sort_unstable_by_key(|&i| (range_key(&ranges[i as usize]), i));
-    let mut by_launch: Vec<u32> = (0..launches.len() as u32).collect();
-    by_launch.par_sort_unstable_by_key(|&i| {
-        let l = &launches[i as usize];
-        (l.thread, l.start_ns, l.end_ns, i)
+    let mut rs: Vec<Entry> = ranges
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Entry {
+            thread: r.thread,
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+            order: r.order,
+            index: i as u32,
+        })
+        .collect();
+    rs.par_sort_unstable_by_key(|e| {
+        (
+            e.thread,
+            e.start_ns,
+            std::cmp::Reverse(e.end_ns),
+            e.order,
+            e.index,
+        )
     });
+    let mut ls: Vec<Entry> = launches
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Entry {
+            thread: l.thread,
+            start_ns: l.start_ns,
+            end_ns: l.end_ns,
+            order: 0,
+            index: i as u32,
+        })
+        .collect();
+    ls.par_sort_unstable_by_key(|e| (e.thread, e.start_ns, e.end_ns, e.index));
 
     // one group of launches per thread
-    let mut groups: Vec<&[u32]> = Vec::new();
-    let mut rest = by_launch.as_slice();
-    while let Some(&first) = rest.first() {
-        let t = launches[first as usize].thread;
-        let n = rest.partition_point(|&i| launches[i as usize].thread == t);
+    let mut groups: Vec<&[Entry]> = Vec::new();
+    let mut rest = ls.as_slice();
+    while let Some(first) = rest.first() {
+        let t = first.thread;
+        let n = rest.partition_point(|e| e.thread == t);
         let (g, r) = rest.split_at(n);
         groups.push(g);
         rest = r;
@@ -72,17 +103,17 @@ pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
     let per_group: Vec<(Vec<u32>, Vec<u32>)> = groups
         .par_iter()
         .map(|g| {
-            let t = launches[g[0] as usize].thread;
-            let lo = by_range.partition_point(|&i| ranges[i as usize].thread < t);
-            let hi = by_range.partition_point(|&i| ranges[i as usize].thread <= t);
-            sweep(g, &by_range[lo..hi], launches, ranges)
+            let t = g[0].thread;
+            let lo = rs.partition_point(|e| e.thread < t);
+            let hi = rs.partition_point(|e| e.thread <= t);
+            sweep(g, &rs[lo..hi])
         })
         .collect();
 
     let mut counts = vec![0u32; launches.len()];
     for (g, (cnt, _)) in groups.iter().zip(&per_group) {
-        for (&l, &c) in g.iter().zip(cnt) {
-            counts[l as usize] = c;
+        for (l, &c) in g.iter().zip(cnt) {
+            counts[l.index as usize] = c;
         }
     }
     let mut offsets = Vec::with_capacity(launches.len() + 1);
@@ -95,8 +126,8 @@ pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
     let mut items = vec![0u32; acc as usize];
     for (g, (cnt, found)) in groups.iter().zip(&per_group) {
         let mut pos = 0usize;
-        for (&l, &c) in g.iter().zip(cnt) {
-            let dst = offsets[l as usize] as usize;
+        for (l, &c) in g.iter().zip(cnt) {
+            let dst = offsets[l.index as usize] as usize;
             items[dst..dst + c as usize].copy_from_slice(&found[pos..pos + c as usize]);
             pos += c as usize;
         }
@@ -105,36 +136,30 @@ pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
 }
 
 /// One thread: launches and ranges both sorted by start. Returns the count
-/// per launch and the concatenated enclosing lists.
-fn sweep(
-    group: &[u32],
-    thread_ranges: &[u32],
-    launches: &[Launch],
-    ranges: &[Range],
-) -> (Vec<u32>, Vec<u32>) {
+/// per launch and the concatenated enclosing lists (range indices).
+fn sweep(group: &[Entry], thread_ranges: &[Entry]) -> (Vec<u32>, Vec<u32>) {
     let mut counts = Vec::with_capacity(group.len());
     let mut found = Vec::new();
     // ranges that started before the current call and have not ended before
     // it, in start order (appending keeps the order)
-    let mut active: Vec<u32> = Vec::new();
+    let mut active: Vec<Entry> = Vec::new();
     let mut next = 0usize;
-    for &li in group {
-        let l = &launches[li as usize];
-        while let Some(&ri) = thread_ranges.get(next) {
-            if ranges[ri as usize].start_ns >= l.start_ns {
+    for l in group {
+        while let Some(r) = thread_ranges.get(next) {
+            if r.start_ns >= l.start_ns {
                 break;
             }
-            active.push(ri);
+            active.push(*r);
             next += 1;
         }
         // a range ending at or before this call's start encloses no later call
-        active.retain(|&ri| ranges[ri as usize].end_ns > l.start_ns);
+        active.retain(|r| r.end_ns > l.start_ns);
         let before = found.len();
         found.extend(
             active
                 .iter()
-                .copied()
-                .filter(|&ri| ranges[ri as usize].end_ns > l.end_ns),
+                .filter(|r| r.end_ns > l.end_ns)
+                .map(|r| r.index),
         );
         counts.push((found.len() - before) as u32);
     }
@@ -160,7 +185,7 @@ mod tests {
         }
     }
 
-    fn range(thread: u64, start: i64, end: i64, order: i64) -> Range {
+    fn range(thread: u64, start: i64, end: i64, order: u32) -> Range {
         Range {
             start_ns: start,
             end_ns: end,
@@ -171,6 +196,11 @@ mod tests {
             order,
             meta: None,
         }
+    }
+
+    /// Sort order of ranges within a thread: outermost first.
+    fn range_key(r: &Range) -> (u64, i64, std::cmp::Reverse<i64>, u32) {
+        (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.order)
     }
 
     /// The definition, checked one launch at a time against every range.
@@ -221,7 +251,7 @@ mod tests {
             ls in prop::collection::vec((0u64..3, 0i64..200, 0i64..20), 0..60),
         ) {
             let ranges: Vec<Range> = rs.iter().enumerate()
-                .map(|(i, &(t, a, b))| range(t, a.min(b), a.max(b), i as i64)).collect();
+                .map(|(i, &(t, a, b))| range(t, a.min(b), a.max(b), i as u32)).collect();
             let launches: Vec<Launch> = ls.iter()
                 .map(|&(t, s, d)| launch(t, s, s + d)).collect();
             let e = attribute(&launches, &ranges);

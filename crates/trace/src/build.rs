@@ -5,8 +5,8 @@
 //! classify markers (parallel) → sequence fold (in order) → records
 //! ```
 
+use crate::{FastMap as HashMap, FastSet as HashSet};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
@@ -104,7 +104,11 @@ pub fn build(
     let path = trace.path.clone();
     let names = names(trace, compat);
     if compat {
-        if let Some(n) = names.values().find(|n| n.failed) {
+        if let Some(n) = names
+            .values()
+            .filter(|n| n.failed)
+            .min_by(|a, b| a.long.cmp(&b.long))
+        {
             return Err(Error::CompatAbort {
                 path,
                 detail: format!("kernel name {} is not a valid mangled name", n.long),
@@ -136,7 +140,7 @@ pub fn build(
         });
     }
 
-    let mut high_water: HashMap<u64, i64> = HashMap::new();
+    let mut high_water: HashMap<u64, i64> = HashMap::default();
     let mut seq = SeqState::default();
     for chunk in order.chunks(CHUNK) {
         // Which enclosing ranges each kernel sees. In compat mode PyProf has

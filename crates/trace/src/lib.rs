@@ -32,3 +32,10 @@ pub mod stock;
 pub mod strings;
 
 pub use error::{Error, Result};
+
+/// `HashMap` with foldhash's fixed-seed hasher: several times faster than
+/// SipHash on the integer keys of the joins, and deterministic. Never
+/// iterated into output.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+/// `HashSet` counterpart of [`FastMap`].
+pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::FixedState>;

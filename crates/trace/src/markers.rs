@@ -81,7 +81,7 @@ fn class_compat(t: &str) -> Class {
 
 /// Fixed classification ([B3], [B9]): dict markers by their parsed keys,
 /// `layer:` only as a prefix, sequence markers by the marker grammar.
-fn class_fixed(t: &str, parsed: Option<&Value>) -> Class {
+fn class_fixed(t: &str, parsed: Option<&Value>, head: &stock::Head<'_>) -> Class {
     if let Some(v) = parsed {
         if v.get("traceMarker").is_some() {
             return Class::Trace;
@@ -96,7 +96,7 @@ fn class_fixed(t: &str, parsed: Option<&Value>) -> Class {
     if t.starts_with("layer:") {
         return Class::Layer;
     }
-    if stock::parse(t).seq.is_some() {
+    if head.seq.is_some() {
         return Class::Seq;
     }
     Class::Other
@@ -118,7 +118,7 @@ fn piece<'a>(s: &'a str, sep: &str, n: usize) -> &'a str {
 pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
     let mut out = Classified::default();
     let mut traces: Vec<&'a str> = Vec::new();
-    let mut seqs: Vec<&'a str> = Vec::new();
+    let mut seqs: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
     let mut others: Vec<&'a str> = Vec::new();
     let mut pyprof_dicts: Vec<Option<Value>> = Vec::new();
     let texts: Vec<&'a str> = texts
@@ -126,7 +126,21 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         .copied()
         .filter(|t| !t.contains("CheckpointFunctionBackward"))
         .collect();
+    let mut backward = false;
     for &t in &texts {
+        let head = stock::parse_head(t);
+        // [B14]: in the fixed mode a kernel is backward when a backward node
+        // with a sequence number (`…Backward`, `…Backward0`, `…Backward1`,
+        // `…_backward`) or an autograd `evaluate_function` wrapper encloses
+        // its launch. Checkpoint recompute is handled as PyProf does it:
+        // `CheckpointFunctionBackward` ranges were dropped above, so forward
+        // ops recomputed inside them stay forward.
+        if !compat
+            && (t.starts_with(EVALUATE_FUNCTION)
+                || (head.seq.is_some() && stock::is_backward_name(head.name)))
+        {
+            backward = true;
+        }
         let parsed = if compat { None } else { parse_dict(t) };
         if !compat && parsed.is_none() && t.starts_with('{') {
             // kept as an "other" marker, and counted
@@ -135,7 +149,7 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         let class = if compat {
             class_compat(t)
         } else {
-            class_fixed(t, parsed.as_ref())
+            class_fixed(t, parsed.as_ref(), &head)
         };
         match class {
             Class::PyProf => {
@@ -159,7 +173,7 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
                 out.consumed.push(t);
                 out.repr.push(Cow::Borrowed(t));
             }
-            Class::Seq => seqs.push(t),
+            Class::Seq => seqs.push((t, head)),
             Class::Other => others.push(t),
         }
     }
@@ -185,54 +199,49 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
     }
 
     // sequence markers: dedupe, sort, prune
-    let mut uniq: Vec<&'a str> = Vec::new();
+    let mut uniq: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
     for s in seqs {
-        if !uniq.contains(&s) {
+        if !uniq.iter().any(|u| u.0 == s.0) {
             uniq.push(s);
         }
     }
     if compat {
         // PyProf sorts by `after + before` of the split at " = " as strings
-        uniq.sort_by_cached_key(|s| format!("{}{}", piece(s, " = ", 1), piece(s, " = ", 0)));
+        uniq.sort_by_cached_key(|(s, _)| format!("{}{}", piece(s, " = ", 1), piece(s, " = ", 0)));
     } else {
-        uniq.sort_by_cached_key(|s| {
-            let m = stock::parse(s);
-            (m.seq.unwrap_or(i64::MAX), m.name.to_owned())
+        uniq.sort_by(|(_, a), (_, b)| {
+            (a.seq.unwrap_or(i64::MAX), a.name).cmp(&(b.seq.unwrap_or(i64::MAX), b.name))
         });
     }
-    let name_seq = |s: &'a str| -> (&'a str, Cow<'a, str>) {
+    let name_seq = |(s, h): (&'a str, stock::Head<'a>)| -> (&'a str, Option<&'a str>, Option<i64>) {
         if compat {
             let (n, q) = s.split_once(',').unwrap_or((s, ""));
-            (n, Cow::Borrowed(q))
+            (n, Some(q), None)
         } else {
-            let m = stock::parse(s);
-            (
-                m.name,
-                Cow::Owned(m.seq.map(|q| q.to_string()).unwrap_or_default()),
-            )
+            (h.name, None, h.seq)
         }
     };
-    let mut kept: Vec<&'a str> = Vec::new();
+    let mut kept: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
     for (i, &s) in uniq.iter().enumerate() {
         if i > 0 {
-            let (n0, q0) = name_seq(uniq[i - 1]);
-            let (n1, q1) = name_seq(s);
-            if q0 == q1 && (n0.contains(n1) || n1.contains(n0)) {
+            let (n0, q0, s0) = name_seq(uniq[i - 1]);
+            let (n1, q1, s1) = name_seq(s);
+            if (q0, s0) == (q1, s1) && (n0.contains(n1) || n1.contains(n0)) {
                 continue;
             }
         }
         kept.push(s);
     }
-    out.seq_marker = kept.iter().map(|s| Cow::Borrowed(*s)).collect();
+    out.seq_marker = kept.iter().map(|(s, _)| Cow::Borrowed(*s)).collect();
     let mut ids: Vec<i64> = kept
         .iter()
-        .filter_map(|s| {
+        .filter_map(|(s, h)| {
             if compat {
                 // PyProf: the text between the first and second '='; the
                 // marker grammar where that is not an integer ([B11])
-                piece(s, "=", 1).trim().parse().ok().or(stock::parse(s).seq)
+                piece(s, "=", 1).trim().parse().ok().or(h.seq)
             } else {
-                stock::parse(s).seq
+                h.seq
             }
         })
         .collect();
@@ -242,13 +251,13 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
 
     // direction
     out.bprop = if compat {
-        kept.iter().any(|s| {
+        kept.iter().any(|(s, _)| {
             s.contains("Backward, seq = ")
                 || s.contains("backward, seq = ")
                 || s.contains("Backward0, seq = ")
         })
     } else {
-        fixed_bprop(&texts)
+        backward
     };
 
     // mod / op
@@ -269,17 +278,17 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         }
     }
     if out.op.is_empty() {
-        for &s in &kept {
+        for &(s, h) in &kept {
             let backward = if compat {
                 s.contains("backward, seq = ") || s.contains("Backward, seq = ")
             } else {
-                stock::is_backward_name(stock::parse(s).name)
+                stock::is_backward_name(h.name)
             };
             if backward {
                 let name = if compat {
                     sanitize_compat(s.split(',').next().unwrap_or(""))
                 } else {
-                    sanitize_fixed(stock::parse(s).name)
+                    sanitize_fixed(h.name)
                 };
                 out.op.push(Cow::Owned(name));
                 out.mod_.push(Cow::Borrowed("na"));
@@ -287,11 +296,11 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         }
     }
     if out.op.is_empty() {
-        for &s in &kept {
+        for &(s, h) in &kept {
             let name = if compat {
                 s.split(',').next().unwrap_or("")
             } else {
-                stock::parse(s).name
+                h.name
             };
             out.op.push(Cow::Borrowed(name));
             out.mod_.push(Cow::Borrowed("na"));
@@ -302,8 +311,11 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         // rprof takes the innermost "other" marker in both modes.
         if let Some(o) = others.last() {
             // the fixed mode names the op, not the whole marker text
-            out.op
-                .push(Cow::Borrowed(if compat { o } else { stock::parse(o).name }));
+            out.op.push(Cow::Borrowed(if compat {
+                o
+            } else {
+                stock::parse_head(o).name
+            }));
         }
         out.mod_.push(Cow::Borrowed("na"));
     }
@@ -350,21 +362,6 @@ fn sanitize_fixed(name: &str) -> String {
     } else {
         stem.to_owned()
     }
-}
-
-/// [B14]: backward when a backward node with a sequence number
-/// (`…Backward`, `…Backward0`, `…Backward1`, `…_backward`) or an autograd
-/// `evaluate_function` wrapper encloses the launch. Checkpoint recompute is
-/// handled as PyProf does it: `CheckpointFunctionBackward` ranges are
-/// dropped before this test, so forward ops recomputed inside them stay
-/// forward.
-fn fixed_bprop(texts: &[&str]) -> bool {
-    texts.iter().any(|t| {
-        t.starts_with(EVALUATE_FUNCTION) || {
-            let m = stock::parse(t);
-            m.seq.is_some() && m.is_backward_node()
-        }
-    })
 }
 
 #[cfg(test)]

@@ -158,11 +158,11 @@ pub struct Range {
     /// Message text (inline or registered string).
     pub text: StrRef,
     /// Domain id; 0 is the default domain.
-    pub domain: i64,
+    pub domain: u32,
     /// Push/pop or start/end.
     pub kind: RangeKind,
     /// Source-table order (nvprof marker id or nsys rowid), for stable ties.
-    pub order: i64,
+    pub order: u32,
     /// Index into [`Trace::range_meta`] (Kineto operators).
     pub meta: Option<u32>,
 }
@@ -258,7 +258,7 @@ pub struct Trace {
     /// Memory copies and sets (read where the input has them).
     pub memops: Vec<MemOp>,
     /// Domain names by (process bits of the thread, domain id).
-    pub domains: Vec<((u64, i64), StrRef)>,
+    pub domains: Vec<((u64, u32), StrRef)>,
     /// GPUs.
     pub devices: Vec<DeviceInfo>,
     /// What the reader counted.
@@ -277,7 +277,7 @@ impl Trace {
     }
 
     /// The name of NVTX domain `domain` in the process of `thread`.
-    pub fn domain_name(&self, thread: ThreadKey, domain: i64) -> Option<&str> {
+    pub fn domain_name(&self, thread: ThreadKey, domain: u32) -> Option<&str> {
         if domain == 0 {
             return None;
         }

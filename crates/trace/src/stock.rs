@@ -53,6 +53,43 @@ pub fn is_backward_name(name: &str) -> bool {
     trimmed.ends_with("Backward") || trimmed.ends_with("backward")
 }
 
+/// Name, sequence number and op id of a marker text, without reading its
+/// `sizes`/`input_op_ids`/`dtypes` groups (no allocation): what
+/// classification needs, per kernel and per enclosing range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Head<'a> {
+    /// Operator or node name.
+    pub name: &'a str,
+    /// Autograd sequence number.
+    pub seq: Option<i64>,
+    /// RecordFunction handle.
+    pub op_id: Option<i64>,
+}
+
+/// See [`Head`].
+pub fn parse_head(text: &str) -> Head<'_> {
+    let mut rest = text;
+    for key in [", dtypes = ", ", input_op_ids = ", ", sizes = "] {
+        if let Some((head, _)) = strip_group(rest, key) {
+            rest = head;
+        }
+    }
+    let mut h = Head::default();
+    if let Some((head, n)) = strip_int(rest, ", op_id = ") {
+        h.op_id = Some(n);
+        rest = head;
+    }
+    if let Some((head, n)) = strip_int(rest, ", seq = ")
+        .or_else(|| strip_int(rest, ", stashed seq="))
+        .or_else(|| strip_int(rest, ", seq="))
+    {
+        h.seq = Some(n);
+        rest = head;
+    }
+    h.name = rest;
+    h
+}
+
 /// Parse a marker text.
 pub fn parse(text: &str) -> StockMarker<'_> {
     let mut m = StockMarker::default();
@@ -353,6 +390,25 @@ mod tests {
         #[test]
         fn never_panics(s in "\\PC{0,60}") {
             let _ = parse(&s);
+        }
+
+        #[test]
+        fn head_agrees_with_full_parse(
+            name in "[a-z:_]{1,12}",
+            seq in proptest::option::of(0i64..100),
+            op in proptest::option::of(0i64..100),
+            sizes in proptest::option::of(proptest::collection::vec(proptest::collection::vec(0i64..9, 0..3), 0..3)),
+        ) {
+            let mut t = name.clone();
+            if let Some(q) = seq { t.push_str(&format!(", seq = {q}")); }
+            if let Some(o) = op { t.push_str(&format!(", op_id = {o}")); }
+            if let Some(sz) = &sizes {
+                t.push_str(&format!(", sizes = {sz:?}"));
+            }
+            let full = parse(&t);
+            let head = parse_head(&t);
+            proptest::prop_assert_eq!((full.name, full.seq, full.op_id), (head.name, head.seq, head.op_id));
+            proptest::prop_assert_eq!(full.sizes, sizes);
         }
     }
 }

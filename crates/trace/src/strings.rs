@@ -12,11 +12,24 @@ pub struct StrRef(pub u32);
 
 /// Append-only string arena with an optional map from the file's own string
 /// ids (nsys `StringIds.id`, nvprof `StringTable._id_`).
-#[derive(Debug, Default)]
+///
+/// Each string costs its bytes plus 8 bytes of offset.
+#[derive(Debug)]
 pub struct StrPool {
     buf: String,
-    spans: Vec<(u64, u32)>,
+    /// `ends[i]` is where string `i` ends; it starts where `i - 1` ends.
+    ends: Vec<u64>,
     by_file_id: FileIds,
+}
+
+impl Default for StrPool {
+    fn default() -> Self {
+        StrPool {
+            buf: String::new(),
+            ends: Vec::new(),
+            by_file_id: FileIds::None,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -37,31 +50,58 @@ impl StrPool {
 
     /// Store `s` and return its handle. The empty string is stored too.
     pub fn push(&mut self, s: &str) -> StrRef {
-        let off = self.buf.len() as u64;
         self.buf.push_str(s);
-        let id = self.spans.len() as u32;
-        self.spans
-            .push((off, u32::try_from(s.len()).unwrap_or(u32::MAX)));
+        let id = self.ends.len() as u32;
+        self.ends.push(self.buf.len() as u64);
         StrRef(id)
     }
 
     /// The text of `r` (empty for a handle from another pool).
     pub fn get(&self, r: StrRef) -> &str {
-        let Some(&(off, len)) = self.spans.get(r.0 as usize) else {
+        let i = r.0 as usize;
+        let Some(&end) = self.ends.get(i) else {
             return "";
         };
-        let off = off as usize;
-        self.buf.get(off..off + len as usize).unwrap_or("")
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.buf.get(start as usize..end as usize).unwrap_or("")
+    }
+
+    /// Move every string of `other` to the end of this pool; a handle `h`
+    /// of `other` becomes `StrRef(h.0 + offset)` with the returned offset.
+    /// The file-id map of whichever pool has one is kept (shifted).
+    pub fn append(&mut self, other: StrPool) -> u32 {
+        let offset = self.ends.len() as u32;
+        let base = self.buf.len() as u64;
+        if self.buf.is_empty() {
+            self.buf = other.buf;
+        } else {
+            self.buf.push_str(&other.buf);
+        }
+        self.ends.extend(other.ends.into_iter().map(|e| e + base));
+        if matches!(self.by_file_id, FileIds::None) {
+            self.by_file_id = match other.by_file_id {
+                FileIds::None => FileIds::None,
+                FileIds::Dense(v) => FileIds::Dense(
+                    v.into_iter()
+                        .map(|r| if r == NO_REF { r } else { r + offset })
+                        .collect(),
+                ),
+                FileIds::Sparse(m) => {
+                    FileIds::Sparse(m.into_iter().map(|(k, r)| (k, r + offset)).collect())
+                }
+            };
+        }
+        offset
     }
 
     /// Number of strings stored.
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.ends.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.ends.is_empty()
     }
 
     /// Bytes of text stored.
@@ -122,6 +162,17 @@ mod tests {
         assert_eq!(p.by_file_id(1), None);
         assert_eq!(p.by_file_id(-5), None);
         assert_eq!(p.get(StrRef(99)), "");
+    }
+
+    #[test]
+    fn append_shifts_handles() {
+        let mut a = StrPool::new();
+        a.load_file_strings(vec![(1, "one".into())]);
+        let mut b = StrPool::new();
+        let x = b.push("local");
+        let off = a.append(b);
+        assert_eq!(a.get(StrRef(x.0 + off)), "local");
+        assert_eq!(a.by_file_id(1).map(|r| a.get(r)), Some("one"));
     }
 
     #[test]

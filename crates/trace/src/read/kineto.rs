@@ -17,7 +17,7 @@
 //! spellings (`Kernel`, `Runtime`, `Operator`, `Memcpy`, `Memset`, `external
 //! id`) are accepted too.
 
-use std::collections::{HashMap, HashSet};
+use crate::{FastMap as HashMap, FastSet as HashSet};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -296,7 +296,7 @@ impl Builder {
                     text,
                     domain: 0,
                     kind: RangeKind::PushPop,
-                    order: self.ranges.len() as i64,
+                    order: self.ranges.len() as u32,
                     meta,
                 });
             }
@@ -555,10 +555,10 @@ pub fn read(path: &Path, gzip: bool) -> Result<Trace> {
 fn read_from(path: &Path, reader: impl Read) -> Result<Trace> {
     let mut b = Builder {
         strings: StrPool::new(),
-        names: HashMap::new(),
+        names: HashMap::default(),
         kernels: Vec::new(),
         memops: Vec::new(),
-        calls: HashMap::new(),
+        calls: HashMap::default(),
         ranges: Vec::new(),
         range_meta: Vec::new(),
         devices: Vec::new(),
@@ -612,7 +612,7 @@ fn finish(path: &Path, b: Builder) -> Result<Trace> {
     } = b;
     // launches referenced by kernels and memory operations, in kernel order
     let mut launches = Vec::new();
-    let mut index: HashMap<i64, u32> = HashMap::new();
+    let mut index: HashMap<i64, u32> = HashMap::default();
     let mut link = |corr: i64| -> Option<u32> {
         if let Some(&i) = index.get(&corr) {
             return Some(i);

@@ -6,9 +6,9 @@
 //! correlation id) in memory; NVTX ranges are kept only for threads that
 //! launched a kernel.
 
-use std::collections::{HashMap, HashSet};
+use crate::{FastMap as HashMap, FastSet as HashSet};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, RangeKind, ReadStats, Source, Trace};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
@@ -24,6 +24,35 @@ const NVTXT_STARTEND: i64 = 71;
 const NVTX_DOMAIN_CREATE: i64 = 75;
 
 pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
+    // NVTX_EVENTS is usually the largest table: read it on a second
+    // connection while this one reads strings, kernels and launches.
+    let nvtx_table = db.resolve("NVTX_EVENTS");
+    let path = db.path.clone();
+    std::thread::scope(|scope| {
+        let path = &path;
+        let nvtx = nvtx_table
+            .as_deref()
+            .map(|t| scope.spawn(move || read_nvtx_raw(path, t, opts)));
+        let main = read_main(db, opts);
+        let nvtx = match nvtx {
+            Some(h) => Some(h.join().map_err(|_| Error::Sqlite {
+                path: db.path.clone(),
+                what: "reading NVTX_EVENTS".into(),
+                source: rusqlite::Error::InvalidQuery,
+            })??),
+            None => None,
+        };
+        let mut trace = main?;
+        if let Some(raw) = nvtx {
+            let capture_end = capture_end(db, &trace.kernels, &trace.launches);
+            merge_nvtx(raw, &mut trace, capture_end);
+        }
+        Ok(trace)
+    })
+}
+
+/// Everything but NVTX.
+fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
     let mut strings = StrPool::new();
     let mut notes = Vec::new();
     let mut stats = ReadStats::default();
@@ -45,7 +74,6 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     if db.resolve("CUPTI_ACTIVITY_KIND_GRAPH_TRACE").is_some() {
         notes.push("CUDA graphs were traced at graph level: kernels inside graphs have no rows of their own".into());
     }
-
     let mut memops = if opts.memops {
         read_memops(db, &mut strings)?
     } else {
@@ -61,21 +89,6 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         }
     };
     stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
-
-    let threads: HashSet<u64> = launches.iter().map(|l| l.thread).collect();
-    let capture_end = capture_end(db, &kernels, &launches);
-    let (ranges, domains) = match db.resolve("NVTX_EVENTS") {
-        Some(t) => read_nvtx(
-            db,
-            &t,
-            &threads,
-            capture_end,
-            &mut strings,
-            &mut stats,
-            opts,
-        )?,
-        None => (Vec::new(), Vec::new()),
-    };
     let devices = read_devices(db, &kernels, &launches, &mut notes)?;
 
     Ok(Trace {
@@ -85,10 +98,10 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         strings,
         kernels,
         launches,
-        ranges,
+        ranges: Vec::new(),
         range_meta: Vec::new(),
         memops: memops.into_iter().map(|(m, _)| m).collect(),
-        domains,
+        domains: Vec::new(),
         devices,
         stats,
         notes,
@@ -98,9 +111,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
 fn read_string_ids(db: &Db) -> Result<Vec<(i64, String)>> {
     let run = || -> rusqlite::Result<Vec<(i64, String)>> {
         let mut st = db.conn.prepare("SELECT id, value FROM StringIds")?;
-        let rows = st.query_map([], |r| {
-            Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
-        })?;
+        let rows = st.query_map([], |r| Ok((int_at(r, 0)?, r.get::<_, Option<String>>(1)?)))?;
         let mut out = Vec::new();
         for row in rows {
             if let (Some(id), Some(v)) = row? {
@@ -174,7 +185,7 @@ fn read_kernels(
         while let Some(r) = rows.next()? {
             row_no += 1;
             stats.kernel_rows += 1;
-            let int = |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
+            let int = |i: usize| -> rusqlite::Result<Option<i64>> { int_at(r, i) };
             let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
                 stats.skipped_null += 1;
                 continue;
@@ -243,7 +254,8 @@ fn read_launches(
     strings: &mut StrPool,
 ) -> Result<Vec<Launch>> {
     // (process bits, correlation id) → launch slot
-    let mut want: HashMap<(u64, i64), u32> = HashMap::with_capacity(kernels.len());
+    let mut want: HashMap<(u64, i64), u32> =
+        HashMap::with_capacity_and_hasher(kernels.len(), Default::default());
     let keys = kernels
         .iter()
         .map(|k| (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation))
@@ -276,26 +288,22 @@ fn read_launches(
         ""
     };
     let sql = format!("SELECT {list} FROM \"{table}\"{filter}");
-    let mut api_names: HashMap<i64, (StrRef, bool)> = HashMap::new();
+    let mut api_names: HashMap<i64, (StrRef, bool)> = HashMap::default();
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            let (Some(corr), Some(gtid)) =
-                (r.get::<_, Option<i64>>(3)?, r.get::<_, Option<i64>>(2)?)
-            else {
+            let (Some(corr), Some(gtid)) = (int_at(r, 3)?, int_at(r, 2)?) else {
                 continue;
             };
             let gtid = gtid as u64;
             let Some(&slot) = want.get(&(gtid & PID_MASK, corr)) else {
                 continue;
             };
-            let (Some(start), Some(end)) =
-                (r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)
-            else {
+            let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
                 continue;
             };
-            let (api, versioned) = match r.get::<_, Option<i64>>(4)? {
+            let (api, versioned) = match int_at(r, 4)? {
                 Some(id) => match api_names.get(&id) {
                     Some(&(s, v)) => (Some(s), v),
                     None => {
@@ -378,7 +386,7 @@ pub(crate) fn copy_kind(kind: Option<i64>) -> &'static str {
 /// Memory copies and sets, with the process bits of each row.
 fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<(MemOp, u64)>> {
     let mut out = Vec::new();
-    let mut names: HashMap<&'static str, StrRef> = HashMap::new();
+    let mut names: HashMap<&'static str, StrRef> = HashMap::default();
     for (logical, is_copy) in [
         ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
         ("CUPTI_ACTIVITY_KIND_MEMSET", false),
@@ -453,17 +461,65 @@ fn capture_end(db: &Db, kernels: &[Kernel], launches: &[Launch]) -> i64 {
     analysis.unwrap_or(0).max(seen)
 }
 
-type Domains = Vec<((u64, i64), StrRef)>;
+/// An integer column, whatever SQLite's storage class (NULL → `None`).
+#[inline]
+pub(crate) fn int_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Integer(x) => Some(x),
+        ValueRef::Real(f) => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t)
+            .ok()
+            .and_then(|t| t.trim().parse().ok()),
+        ValueRef::Null | ValueRef::Blob(_) => None,
+    })
+}
 
-fn read_nvtx(
-    db: &Db,
-    table: &str,
-    threads: &HashSet<u64>,
-    capture_end: i64,
-    strings: &mut StrPool,
-    stats: &mut ReadStats,
-    opts: ReadOptions,
-) -> Result<(Vec<Range>, Domains)> {
+/// A text column without an intermediate `String` (invalid UTF-8 is
+/// replaced, not an error).
+#[inline]
+fn text_at<'r>(
+    r: &'r rusqlite::Row<'_>,
+    i: usize,
+) -> rusqlite::Result<Option<std::borrow::Cow<'r, str>>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(t),
+        }),
+        _ => None,
+    })
+}
+
+/// Where a domain name is before the two connections' results are merged.
+#[derive(Clone, Copy)]
+enum Text {
+    /// In the NVTX reader's own pool.
+    Local(StrRef),
+    /// A registered string: a `StringIds` id.
+    FileId(i64),
+}
+
+/// What the NVTX connection read, before merging into the trace.
+struct NvtxRaw {
+    /// Inline texts; becomes the trace's pool (the other strings are
+    /// appended to it, which copies the small side).
+    pool: StrPool,
+    /// Ranges; `text` is in `pool`, except for those in `pending`.
+    ranges: Vec<Range>,
+    /// Ranges whose text is a registered string: (range index, StringIds id).
+    pending: Vec<(u32, i64)>,
+    domains: Vec<((u64, u32), Text)>,
+    rows: u64,
+    skipped: u64,
+    max_end: i64,
+}
+
+/// Read NVTX ranges on a connection of its own (run in parallel with the
+/// kernel and launch reads). Keeps every thread; the caller filters.
+fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Result<NvtxRaw> {
+    let db = Db::open(path)?;
     let (list, present) = db.select_list(
         table,
         &[
@@ -486,97 +542,177 @@ fn read_nvtx(
     } else {
         " WHERE \"end\" IS NOT NULL".to_owned()
     };
-    // rowid is always selectable although pragma table_info does not list it
-    let sql = format!("SELECT {list}, rowid FROM \"{table}\"{filter}");
-    let mut ranges = Vec::new();
-    let mut domains = Vec::new();
-    let mut max_end = capture_end;
+    // a full scan returns rows in rowid order: the row number is the order
+    let sql = format!("SELECT {list} FROM \"{table}\"{filter}");
+    let mut raw = NvtxRaw {
+        pool: StrPool::new(),
+        ranges: Vec::new(),
+        pending: Vec::new(),
+        domains: Vec::new(),
+        rows: 0,
+        skipped: 0,
+        max_end: i64::MIN,
+    };
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            stats.nvtx_rows += 1;
+            raw.rows += 1;
+            let order = raw.rows as u32;
             let event_type = if has_type {
-                r.get::<_, Option<i64>>(3)?.unwrap_or(NVTX_PUSHPOP)
+                int_at(r, 3)?.unwrap_or(NVTX_PUSHPOP)
             } else {
                 NVTX_PUSHPOP
             };
-            let Some(gtid) = r.get::<_, Option<i64>>(2)? else {
-                stats.ranges_skipped += 1;
+            let Some(gtid) = int_at(r, 2)? else {
+                raw.skipped += 1;
                 continue;
             };
             let gtid = gtid as u64;
             if event_type == NVTX_DOMAIN_CREATE {
-                let domain = r.get::<_, Option<i64>>(6)?.unwrap_or(0);
-                if let Some(name) = text_of(r, strings)? {
-                    domains.push(((gtid & PID_MASK, domain), name));
+                let text = match text_at(r, 4)? {
+                    Some(t) => Some(Text::Local(raw.pool.push(&t))),
+                    None => int_at(r, 5)?.map(Text::FileId),
+                };
+                if let Some(t) = text {
+                    raw.domains
+                        .push(((gtid & PID_MASK, int_at(r, 6)?.unwrap_or(0) as u32), t));
                 }
-                continue;
-            }
-            if !threads.contains(&gtid) {
                 continue;
             }
             let kind = match event_type {
                 NVTX_STARTEND | NVTXT_STARTEND => {
                     // A range that ended on another thread does not describe
                     // the starting thread's work (NVIDIA's reports skip them).
-                    if !opts.compat
-                        && r.get::<_, Option<i64>>(7)?
-                            .is_some_and(|e| e as u64 != gtid)
-                    {
+                    if !opts.compat && int_at(r, 7)?.is_some_and(|e| e as u64 != gtid) {
                         continue;
                     }
                     RangeKind::StartEnd
                 }
                 _ => RangeKind::PushPop,
             };
-            let Some(start) = r.get::<_, Option<i64>>(0)? else {
-                stats.ranges_skipped += 1;
+            let Some(start) = int_at(r, 0)? else {
+                raw.skipped += 1;
                 continue;
             };
-            let end = match r.get::<_, Option<i64>>(1)? {
-                Some(e) => e,
-                None => {
-                    stats.ranges_open += 1;
-                    i64::MAX
+            let (text, pending) = match text_at(r, 4)? {
+                Some(t) => (raw.pool.push(&t), None),
+                None => match int_at(r, 5)? {
+                    Some(id) => (StrRef(u32::MAX), Some(id)),
+                    None => {
+                        raw.skipped += 1;
+                        continue;
+                    }
+                },
+            };
+            let end = match int_at(r, 1)? {
+                Some(e) => {
+                    raw.max_end = raw.max_end.max(e);
+                    e
                 }
+                // open at the end of capture: fixed in `merge_nvtx`
+                None => i64::MAX,
             };
-            let Some(text) = text_of(r, strings)? else {
-                stats.ranges_skipped += 1;
-                continue;
-            };
-            if end != i64::MAX {
-                max_end = max_end.max(end);
+            if let Some(id) = pending {
+                raw.pending.push((raw.ranges.len() as u32, id));
             }
-            stats.ranges += 1;
-            ranges.push(Range {
+            raw.ranges.push(Range {
                 start_ns: start,
                 end_ns: end,
                 thread: gtid,
                 text,
-                domain: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                domain: int_at(r, 6)?.unwrap_or(0) as u32,
                 kind,
-                order: r.get::<_, Option<i64>>(8)?.unwrap_or(0),
+                order,
                 meta: None,
             });
         }
         Ok(())
     };
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
-    for r in &mut ranges {
-        if r.end_ns == i64::MAX {
-            r.end_ns = max_end;
-        }
-    }
-    Ok((ranges, domains))
+    Ok(raw)
 }
 
-fn text_of(r: &rusqlite::Row<'_>, strings: &mut StrPool) -> rusqlite::Result<Option<StrRef>> {
-    if let Some(t) = r.get::<_, Option<String>>(4)? {
-        return Ok(Some(strings.push(&t)));
+/// Merge the NVTX connection's result into the trace: the NVTX pool becomes
+/// the trace's (the smaller pool is appended to it and its handles
+/// shifted), registered strings are resolved, only threads that launched
+/// kernels are kept, and ranges left open end at the end of capture.
+fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64) {
+    let NvtxRaw {
+        mut pool,
+        mut ranges,
+        pending,
+        domains,
+        rows,
+        skipped,
+        max_end,
+    } = raw;
+    let off = pool.append(std::mem::take(&mut trace.strings));
+    let shift = |r: &mut StrRef| r.0 += off;
+    for k in &mut trace.kernels {
+        shift(&mut k.name);
+        if let Some(m) = &mut k.mangled {
+            shift(m);
+        }
     }
-    Ok(r.get::<_, Option<i64>>(5)?
-        .and_then(|id| strings.by_file_id(id)))
+    for l in &mut trace.launches {
+        if let Some(a) = &mut l.api {
+            shift(a);
+        }
+    }
+    for m in &mut trace.memops {
+        shift(&mut m.name);
+    }
+    trace.strings = pool;
+    let stats = &mut trace.stats;
+    stats.nvtx_rows += rows;
+    stats.ranges_skipped += skipped;
+    let mut unresolved = vec![false; 0];
+    if !pending.is_empty() {
+        unresolved = vec![false; ranges.len()];
+        for (i, id) in pending {
+            match trace.strings.by_file_id(id) {
+                Some(t) => ranges[i as usize].text = t,
+                None => unresolved[i as usize] = true,
+            }
+        }
+    }
+    let threads: HashSet<u64> = trace.launches.iter().map(|l| l.thread).collect();
+    let end_of_capture = capture_end.max(max_end);
+    let mut i = 0usize;
+    let mut open = 0u64;
+    let mut dropped_unresolved = 0u64;
+    ranges.retain_mut(|r| {
+        let idx = i;
+        i += 1;
+        if !threads.contains(&r.thread) {
+            return false;
+        }
+        if unresolved.get(idx).copied().unwrap_or(false) {
+            dropped_unresolved += 1;
+            return false;
+        }
+        if r.end_ns == i64::MAX {
+            open += 1;
+            r.end_ns = end_of_capture;
+        }
+        true
+    });
+    ranges.shrink_to_fit();
+    stats.ranges_open += open;
+    stats.ranges_skipped += dropped_unresolved;
+    stats.ranges = ranges.len() as u64;
+    trace.domains = domains
+        .into_iter()
+        .filter_map(|(k, t)| {
+            let s = match t {
+                Text::Local(r) => Some(r),
+                Text::FileId(id) => trace.strings.by_file_id(id),
+            };
+            s.map(|s| (k, s))
+        })
+        .collect();
+    trace.ranges = ranges;
 }
 
 fn read_devices(
@@ -727,9 +863,9 @@ fn cuda_device_map(db: &Db) -> Result<Vec<(i64, i64, Option<i64>)>> {
             .prepare(&format!("SELECT {list} FROM TARGET_INFO_CUDA_DEVICE"))?;
         let rows = st.query_map([], |r| {
             Ok((
-                r.get::<_, Option<i64>>(0)?.unwrap_or(-1),
-                r.get::<_, Option<i64>>(1)?.unwrap_or(-1),
-                r.get::<_, Option<i64>>(2)?,
+                int_at(r, 0)?.unwrap_or(-1),
+                int_at(r, 1)?.unwrap_or(-1),
+                int_at(r, 2)?,
             ))
         })?;
         rows.collect()

@@ -6,7 +6,7 @@
 //! `CUPTI_ACTIVITY_KIND_MARKER` row per start (flags 2) and per end (flags 4),
 //! paired by `id`; the thread is the 12-byte `objectId` blob.
 
-use std::collections::{HashMap, HashSet};
+use crate::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::error::{Error, Result};
 use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, RangeKind, ReadStats, Source, Trace};
@@ -155,7 +155,8 @@ fn read_kernels(
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             stats.kernel_rows += 1;
-            let int = |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
+            let int =
+                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
             let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
                 stats.skipped_null += 1;
                 continue;
@@ -252,7 +253,8 @@ fn read_api_rows(
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            let int = |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
+            let int =
+                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
             let Some(corr) = int(5)? else { continue };
             if !want.contains(&corr) {
                 continue;
@@ -288,8 +290,8 @@ fn read_launches(
         .map(|k| k.correlation)
         .chain(memops.iter().map(|m| m.correlation))
         .collect();
-    let mut runtime: HashMap<i64, Vec<ApiRow>> = HashMap::new();
-    let mut driver: HashMap<i64, Vec<ApiRow>> = HashMap::new();
+    let mut runtime: HashMap<i64, Vec<ApiRow>> = HashMap::default();
+    let mut driver: HashMap<i64, Vec<ApiRow>> = HashMap::default();
     if db.has_table("CUPTI_ACTIVITY_KIND_RUNTIME") {
         read_api_rows(
             db,
@@ -302,8 +304,8 @@ fn read_launches(
     if db.has_table("CUPTI_ACTIVITY_KIND_DRIVER") {
         read_api_rows(db, "CUPTI_ACTIVITY_KIND_DRIVER", true, &want, &mut driver)?;
     }
-    let mut names: HashMap<(bool, i64), StrRef> = HashMap::new();
-    let mut by_corr: HashMap<i64, u32> = HashMap::new();
+    let mut names: HashMap<(bool, i64), StrRef> = HashMap::default();
+    let mut by_corr: HashMap<i64, u32> = HashMap::default();
     let mut launches = Vec::new();
     for (i, k) in kernels.iter_mut().enumerate() {
         let rt = runtime
@@ -411,7 +413,7 @@ fn read_launches(
 /// Memory copies and sets.
 fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
     let mut out = Vec::new();
-    let mut names: HashMap<&'static str, StrRef> = HashMap::new();
+    let mut names: HashMap<&'static str, StrRef> = HashMap::default();
     for (table, is_copy) in [
         ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
         ("CUPTI_ACTIVITY_KIND_MEMCPY2", true),
@@ -467,7 +469,7 @@ fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
     Ok(out)
 }
 
-type Domains = Vec<((u64, i64), StrRef)>;
+type Domains = Vec<((u64, u32), StrRef)>;
 
 fn read_markers(
     db: &Db,
@@ -484,7 +486,7 @@ fn read_markers(
     )?;
     let sql = format!("SELECT {list} FROM CUPTI_ACTIVITY_KIND_MARKER ORDER BY _id_");
     // id → (start, thread, name, domain)
-    let mut open: HashMap<i64, (i64, u64, StrRef, i64)> = HashMap::new();
+    let mut open: HashMap<i64, (i64, u64, StrRef, u32)> = HashMap::default();
     let mut ranges = Vec::new();
     let mut domains: Domains = Vec::new();
     let mut max_end = capture_end;
@@ -492,7 +494,8 @@ fn read_markers(
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            let int = |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
+            let int =
+                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
             let (Some(flags), Some(ts), Some(id)) = (int(0)?, int(1)?, int(2)?) else {
                 stats.ranges_skipped += 1;
                 continue;
@@ -511,7 +514,7 @@ fn read_markers(
                         stats.ranges_skipped += 1;
                         continue;
                     };
-                    let domain = int(5)?.unwrap_or(0);
+                    let domain = int(5)?.unwrap_or(0) as u32;
                     open.insert(id, (ts, thread, name, domain));
                 }
                 4 => {
@@ -573,13 +576,13 @@ fn push_range(
     end: i64,
     thread: u64,
     name: StrRef,
-    domain: i64,
+    domain: u32,
     id: i64,
 ) {
     if domain != 0 {
         let key = (thread >> 32, domain);
         if !domains.iter().any(|(k, _)| *k == key)
-            && let Some(d) = strings.by_file_id(domain)
+            && let Some(d) = strings.by_file_id(i64::from(domain))
         {
             domains.push((key, d));
         }
@@ -591,7 +594,7 @@ fn push_range(
         text: name,
         domain,
         kind: RangeKind::StartEnd,
-        order: id,
+        order: id as u32,
         meta: None,
     });
 }
