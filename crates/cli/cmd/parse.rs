@@ -14,7 +14,7 @@ use crate::out;
 
 pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let path = &args.file;
-    let trace = read::read(
+    let mut trace = read::read(
         path,
         ReadOptions {
             compat: args.compat,
@@ -37,7 +37,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         });
     }
     let t0 = std::time::Instant::now();
-    let enclosing = attribute::attribute(&trace.launches, &trace.ranges);
+    let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
     if std::env::var_os("RPROF_TIMING").is_some() {
         let _ = writeln!(
             std::io::stderr(),

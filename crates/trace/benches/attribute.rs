@@ -5,7 +5,7 @@
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use rprof_trace::attribute::attribute;
-use rprof_trace::model::{Launch, Range, RangeKind};
+use rprof_trace::model::{Launch, Range};
 use rprof_trace::strings::StrRef;
 
 fn main() {
@@ -27,7 +27,6 @@ pub fn synth(launches: usize, threads: u64) -> (Vec<Launch>, Vec<Range>) {
             thread,
             text: StrRef(0),
             domain: 0,
-            kind: RangeKind::PushPop,
             order,
             meta: None,
         });
@@ -63,7 +62,8 @@ fn attribute_sweep(bencher: Bencher, launches: usize) {
     let (ls, rs) = synth(launches, 2);
     bencher
         .counter(ItemsCount::new(launches))
-        .bench(|| attribute(divan::black_box(&ls), divan::black_box(&rs)));
+        .with_inputs(|| rs.clone())
+        .bench_local_refs(|r| attribute(divan::black_box(&ls), r));
 }
 
 /// Many threads (data-loader style): the per-thread groups run in parallel.
@@ -72,5 +72,6 @@ fn attribute_sweep_64_threads(bencher: Bencher, launches: usize) {
     let (ls, rs) = synth(launches, 64);
     bencher
         .counter(ItemsCount::new(launches))
-        .bench(|| attribute(divan::black_box(&ls), divan::black_box(&rs)));
+        .with_inputs(|| rs.clone())
+        .bench_local_refs(|r| attribute(divan::black_box(&ls), r));
 }

@@ -43,39 +43,32 @@ impl Enclosing {
     }
 }
 
-/// A range or a launch, copied next to its sort key so that sorting and the
-/// sweep read memory in order instead of jumping through the trace.
+/// A launch, copied next to its sort key so that sorting and the sweep read
+/// memory in order instead of jumping through the trace.
 #[derive(Clone, Copy)]
 struct Entry {
     thread: u64,
     start_ns: i64,
     end_ns: i64,
-    order: u32,
     index: u32,
 }
 
-/// Attribute every launch to the ranges enclosing it.
-pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
-    let mut rs: Vec<Entry> = ranges
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Entry {
-            thread: r.thread,
-            start_ns: r.start_ns,
-            end_ns: r.end_ns,
-            order: r.order,
-            index: i as u32,
-        })
-        .collect();
-    rs.par_sort_unstable_by_key(|e| {
+/// Sort `ranges` in place into attribution order (per thread, outermost
+/// first: start, then end descending, then file order), then attribute every
+/// launch to the ranges enclosing it. The returned indices refer to the
+/// sorted `ranges`. Sorting in place costs no memory beyond the ranges
+/// themselves, which matters at tens of millions of ranges.
+pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
+    ranges.par_sort_unstable_by_key(|r| {
         (
-            e.thread,
-            e.start_ns,
-            std::cmp::Reverse(e.end_ns),
-            e.order,
-            e.index,
+            r.thread,
+            r.start_ns,
+            std::cmp::Reverse(r.end_ns),
+            r.order,
+            r.text,
         )
     });
+    let rs: &[Range] = ranges;
     let mut ls: Vec<Entry> = launches
         .iter()
         .enumerate()
@@ -83,7 +76,6 @@ pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
             thread: l.thread,
             start_ns: l.start_ns,
             end_ns: l.end_ns,
-            order: 0,
             index: i as u32,
         })
         .collect();
@@ -106,7 +98,7 @@ pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
             let t = g[0].thread;
             let lo = rs.partition_point(|e| e.thread < t);
             let hi = rs.partition_point(|e| e.thread <= t);
-            sweep(g, &rs[lo..hi])
+            sweep(g, &rs[lo..hi], lo as u32)
         })
         .collect();
 
@@ -135,31 +127,32 @@ pub fn attribute(launches: &[Launch], ranges: &[Range]) -> Enclosing {
     Enclosing { offsets, items }
 }
 
-/// One thread: launches and ranges both sorted by start. Returns the count
-/// per launch and the concatenated enclosing lists (range indices).
-fn sweep(group: &[Entry], thread_ranges: &[Entry]) -> (Vec<u32>, Vec<u32>) {
+/// One thread: launches and ranges both sorted by start; `base` is the
+/// index of the thread's first range. Returns the count per launch and the
+/// concatenated enclosing lists (range indices).
+fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> (Vec<u32>, Vec<u32>) {
     let mut counts = Vec::with_capacity(group.len());
     let mut found = Vec::new();
     // ranges that started before the current call and have not ended before
-    // it, in start order (appending keeps the order)
-    let mut active: Vec<Entry> = Vec::new();
+    // it, in start order (appending keeps the order): (end, index)
+    let mut active: Vec<(i64, u32)> = Vec::new();
     let mut next = 0usize;
     for l in group {
         while let Some(r) = thread_ranges.get(next) {
             if r.start_ns >= l.start_ns {
                 break;
             }
-            active.push(*r);
+            active.push((r.end_ns, base + next as u32));
             next += 1;
         }
         // a range ending at or before this call's start encloses no later call
-        active.retain(|r| r.end_ns > l.start_ns);
+        active.retain(|&(end, _)| end > l.start_ns);
         let before = found.len();
         found.extend(
             active
                 .iter()
-                .filter(|r| r.end_ns > l.end_ns)
-                .map(|r| r.index),
+                .filter(|&&(end, _)| end > l.end_ns)
+                .map(|&(_, i)| i),
         );
         counts.push((found.len() - before) as u32);
     }
@@ -169,7 +162,6 @@ fn sweep(group: &[Entry], thread_ranges: &[Entry]) -> (Vec<u32>, Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::RangeKind;
     use crate::strings::StrRef;
     use proptest::prelude::*;
 
@@ -192,7 +184,6 @@ mod tests {
             thread,
             text: StrRef(0),
             domain: 0,
-            kind: RangeKind::PushPop,
             order,
             meta: None,
         }
@@ -236,10 +227,16 @@ mod tests {
             launch(1, 10, 11), // starts with two ranges: strict test excludes them
             launch(3, 5, 6),
         ];
-        let e = attribute(&launches, &ranges);
-        assert_eq!(e.of(0), &[0, 2, 1]);
-        assert_eq!(e.of(1), &[0, 2, 3]);
-        assert_eq!(e.of(2), &[0]);
+        let mut ranges = ranges;
+        let e = attribute(&launches, &mut ranges);
+        let orders = |ix: &[u32]| {
+            ix.iter()
+                .map(|&i| ranges[i as usize].order)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(orders(e.of(0)), [0, 2, 1]);
+        assert_eq!(orders(e.of(1)), [0, 2, 3]);
+        assert_eq!(orders(e.of(2)), [0]);
         assert_eq!(e.of(3), &[] as &[u32]);
         assert_eq!(e.of(99), &[] as &[u32]);
     }
@@ -254,10 +251,13 @@ mod tests {
                 .map(|(i, &(t, a, b))| range(t, a.min(b), a.max(b), i as u32)).collect();
             let launches: Vec<Launch> = ls.iter()
                 .map(|&(t, s, d)| launch(t, s, s + d)).collect();
-            let e = attribute(&launches, &ranges);
             let want = brute_force(&launches, &ranges);
+            let mut sorted = ranges.clone();
+            let e = attribute(&launches, &mut sorted);
             for (i, w) in want.iter().enumerate() {
-                prop_assert_eq!(e.of(i as u32), w.as_slice());
+                let got: Vec<u32> = e.of(i as u32).iter().map(|&r| sorted[r as usize].order).collect();
+                let want: Vec<u32> = w.iter().map(|&r| ranges[r as usize].order).collect();
+                prop_assert_eq!(got, want);
             }
         }
     }

@@ -251,8 +251,8 @@ fn record<'t>(
             .of(li)
             .iter()
             .rev()
-            .filter_map(|&r| trace.ranges[r as usize].meta)
-            .filter_map(|m| trace.range_meta.get(m as usize));
+            .filter_map(|&r| trace.ranges[r as usize].meta_index())
+            .filter_map(|m| trace.range_meta.get(m));
         for m in meta {
             if layer.is_empty()
                 && let Some(module) = m.module
@@ -301,8 +301,8 @@ fn record<'t>(
         tid: launch.map_or(0, |l| l.tid),
         device: k.device,
         stream: k.stream,
-        grid: k.grid,
-        block: k.block,
+        grid: k.grid.map(i64::from),
+        block: k.block.map(i64::from),
         long_name: Cow::Borrowed(long),
         start_ns: Some(k.start_ns),
         end_ns: Some(k.end_ns),
@@ -314,11 +314,11 @@ fn record<'t>(
             .map(|a| Cow::Borrowed(trace.strings.get(a))),
         pid,
         correlation: Some(k.correlation),
-        context: k.context,
-        regs: k.registers_per_thread,
-        static_smem_bytes: k.static_smem_bytes,
-        dynamic_smem_bytes: k.dynamic_smem_bytes,
-        graph_id: k.graph_id,
+        context: k.context.map(i64::from),
+        regs: k.registers_per_thread.map(i64::from),
+        static_smem_bytes: k.static_smem_bytes.map(i64::from),
+        dynamic_smem_bytes: k.dynamic_smem_bytes.map(i64::from),
+        graph_id: k.graph_id.map(i64::from),
         graph_node_id: k.graph_node_id,
         device_name: dev.and_then(|d| d.name.as_deref()).map(Cow::Borrowed),
         sm_count: dev.and_then(|d| d.sm_count),

@@ -5,8 +5,8 @@
 //! ```no_run
 //! use rprof_trace::{attribute, build, read};
 //! # fn main() -> rprof_trace::Result<()> {
-//! let trace = read::read("net.sqlite".as_ref(), read::ReadOptions::default())?;
-//! let enclosing = attribute::attribute(&trace.launches, &trace.ranges);
+//! let mut trace = read::read("net.sqlite".as_ref(), read::ReadOptions::default())?;
+//! let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
 //! let mut out = Vec::new();
 //! build::build(&trace, &enclosing, build::BuildOptions::default(), |records| {
 //!     for r in records {

@@ -38,7 +38,7 @@ pub type ThreadKey = u64;
 #[derive(Clone, Debug)]
 pub struct Kernel {
     /// Position in the kernel table (rowid order), used by `--compat`.
-    pub row: u64,
+    pub row: u32,
     /// GPU start, ns.
     pub start_ns: i64,
     /// GPU end, ns.
@@ -46,7 +46,7 @@ pub struct Kernel {
     /// CUDA device ordinal as seen by the process.
     pub device: i64,
     /// CUDA context id.
-    pub context: Option<i64>,
+    pub context: Option<u32>,
     /// CUDA stream id.
     pub stream: i64,
     /// CUPTI correlation id (unique within a process).
@@ -58,17 +58,17 @@ pub struct Kernel {
     /// Itanium-mangled name when the file has one (nsys ≥ 2021.5).
     pub mangled: Option<StrRef>,
     /// Grid dimensions.
-    pub grid: [i64; 3],
+    pub grid: [u32; 3],
     /// Block dimensions.
-    pub block: [i64; 3],
+    pub block: [u32; 3],
     /// Registers per thread.
-    pub registers_per_thread: Option<i64>,
+    pub registers_per_thread: Option<u16>,
     /// Static shared memory per block, bytes.
-    pub static_smem_bytes: Option<i64>,
+    pub static_smem_bytes: Option<u32>,
     /// Dynamic shared memory per block, bytes.
-    pub dynamic_smem_bytes: Option<i64>,
+    pub dynamic_smem_bytes: Option<u32>,
     /// CUDA graph id (nsys ≥ 2025.5, Kineto).
-    pub graph_id: Option<i64>,
+    pub graph_id: Option<u32>,
     /// CUDA graph node id.
     pub graph_node_id: Option<i64>,
     /// Index of the launching call in [`Trace::launches`].
@@ -137,15 +137,6 @@ pub struct Launch {
     pub api: Option<StrRef>,
 }
 
-/// Kind of an NVTX range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RangeKind {
-    /// Push/pop: nested per thread.
-    PushPop,
-    /// Start/end: may overlap and cross threads.
-    StartEnd,
-}
-
 /// One NVTX range (or nvprof start/end marker pair).
 #[derive(Clone, Debug)]
 pub struct Range {
@@ -159,12 +150,18 @@ pub struct Range {
     pub text: StrRef,
     /// Domain id; 0 is the default domain.
     pub domain: u32,
-    /// Push/pop or start/end.
-    pub kind: RangeKind,
     /// Source-table order (nvprof marker id or nsys rowid), for stable ties.
     pub order: u32,
-    /// Index into [`Trace::range_meta`] (Kineto operators).
-    pub meta: Option<u32>,
+    /// Index + 1 into [`Trace::range_meta`] (Kineto operators); see
+    /// [`Range::meta_index`].
+    pub meta: Option<std::num::NonZeroU32>,
+}
+
+impl Range {
+    /// Index into [`Trace::range_meta`].
+    pub fn meta_index(&self) -> Option<usize> {
+        self.meta.map(|m| m.get() as usize - 1)
+    }
 }
 
 /// What the PyTorch profiler records on an operator beyond its name.
@@ -213,6 +210,29 @@ pub struct DeviceInfo {
     pub max_smem_per_block: Option<i64>,
     /// Shared memory per block with opt-in, bytes.
     pub max_smem_per_block_optin: Option<i64>,
+}
+
+/// Saturating conversion of a file's integer to a narrower field.
+pub fn narrow<T: TryFrom<i64> + Bounded>(v: Option<i64>) -> Option<T> {
+    v.map(|x| T::try_from(x).unwrap_or(if x < 0 { T::MIN_V } else { T::MAX_V }))
+}
+
+/// Types [`narrow`] can saturate to.
+pub trait Bounded: Sized {
+    /// Smallest value.
+    const MIN_V: Self;
+    /// Largest value.
+    const MAX_V: Self;
+}
+
+impl Bounded for u16 {
+    const MIN_V: u16 = 0;
+    const MAX_V: u16 = u16::MAX;
+}
+
+impl Bounded for u32 {
+    const MIN_V: u32 = 0;
+    const MAX_V: u32 = u32::MAX;
 }
 
 /// Counts of what was read, skipped or left unmatched, for the stderr summary.
@@ -294,5 +314,16 @@ pub fn process_bits(source: Source, thread: ThreadKey) -> u64 {
     match source {
         Source::Nsys => thread & !0xFF_FFFF,
         Source::Nvprof | Source::Kineto => thread >> 32,
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// Millions of these are held at once; keep them from growing by accident.
+    #[test]
+    fn sizes_stay_small() {
+        assert!(std::mem::size_of::<super::Kernel>() <= 168);
+        assert!(std::mem::size_of::<super::Range>() <= 40);
+        assert!(std::mem::size_of::<super::Launch>() <= 56);
     }
 }

@@ -28,8 +28,8 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::model::{
-    DeviceInfo, Kernel, KinetoKernel, Launch, MemOp, Range, RangeKind, RangeMeta, ReadStats,
-    Source, Trace,
+    DeviceInfo, Kernel, KinetoKernel, Launch, MemOp, Range, RangeMeta, ReadStats, Source, Trace,
+    narrow,
 };
 use crate::stock;
 use crate::strings::{StrPool, StrRef};
@@ -207,23 +207,27 @@ impl Builder {
                 };
                 let has_stats = stats != KinetoKernel::default();
                 self.kernels.push(Kernel {
-                    row: self.kernels.len() as u64,
+                    row: self.kernels.len() as u32,
                     start_ns: start,
                     end_ns: end,
                     device: num_i64(arg("device")).unwrap_or(0),
-                    context: num_i64(arg("context")),
+                    context: narrow(num_i64(arg("context"))),
                     stream: num_i64(arg("stream")).unwrap_or(0),
                     correlation: num_i64(arg("correlation")).unwrap_or(-1),
                     global_pid: None,
                     name,
                     mangled: None,
-                    grid: dims3(arg("grid")).unwrap_or([0, 0, 0]),
-                    block: dims3(arg("block")).unwrap_or([0, 0, 0]),
-                    registers_per_thread: num_i64(arg("registers per thread")),
+                    grid: dims3(arg("grid"))
+                        .unwrap_or([0, 0, 0])
+                        .map(|d| narrow(Some(d)).unwrap_or(0)),
+                    block: dims3(arg("block"))
+                        .unwrap_or([0, 0, 0])
+                        .map(|d| narrow(Some(d)).unwrap_or(0)),
+                    registers_per_thread: narrow(num_i64(arg("registers per thread"))),
                     // Kineto reports static + dynamic shared memory together
-                    static_smem_bytes: num_i64(arg("shared memory")),
+                    static_smem_bytes: narrow(num_i64(arg("shared memory"))),
                     dynamic_smem_bytes: None,
-                    graph_id: num_i64(arg("graph id")),
+                    graph_id: narrow(num_i64(arg("graph id"))),
                     graph_node_id: num_i64(arg("graph node id")),
                     launch: None,
                     kineto: has_stats.then(|| Box::new(stats)),
@@ -285,7 +289,7 @@ impl Builder {
                         call_stack: call_stack.map(|s| self.intern(&s)),
                     };
                     self.range_meta.push(m);
-                    Some(self.range_meta.len() as u32 - 1)
+                    std::num::NonZeroU32::new(self.range_meta.len() as u32)
                 } else {
                     None
                 };
@@ -295,7 +299,6 @@ impl Builder {
                     thread: thread_key(pid, tid),
                     text,
                     domain: 0,
-                    kind: RangeKind::PushPop,
                     order: self.ranges.len() as u32,
                     meta,
                 });
@@ -727,7 +730,7 @@ mod tests {
             t.strings.get(t.ranges[0].text),
             "aten::mm, seq = 7, sizes = [[4, 8], [8, 16]], dtypes = ['float', 'float']"
         );
-        let meta = &t.range_meta[t.ranges[0].meta.unwrap() as usize];
+        let meta = &t.range_meta[t.ranges[0].meta_index().unwrap()];
         assert_eq!(t.strings.get(meta.module.unwrap()), "top(Net)::fc(Linear)");
         assert_eq!(t.devices[0].max_warps_per_sm, Some(64));
     }

@@ -9,7 +9,7 @@
 use crate::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::error::{Error, Result};
-use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, RangeKind, ReadStats, Source, Trace};
+use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, ReadStats, Source, Trace, narrow};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
@@ -199,30 +199,30 @@ fn read_kernels(
             let mangled = name_of(9)?;
             let name = name_of(7)?.or(name_of(8)?).or(mangled).unwrap_or(unknown);
             kernels.push(Kernel {
-                row: row_no - 1,
+                row: (row_no - 1) as u32,
                 start_ns: start,
                 end_ns: end,
                 device: int(2)?.unwrap_or(0),
-                context: int(3)?,
+                context: narrow(int(3)?),
                 stream: int(4)?.unwrap_or(0),
                 correlation: int(5)?.unwrap_or(-1),
                 global_pid: int(6)?.map(|p| p as u64),
                 name,
                 mangled,
                 grid: [
-                    int(10)?.unwrap_or(0),
-                    int(11)?.unwrap_or(0),
-                    int(12)?.unwrap_or(0),
+                    narrow(int(10)?).unwrap_or(0),
+                    narrow(int(11)?).unwrap_or(0),
+                    narrow(int(12)?).unwrap_or(0),
                 ],
                 block: [
-                    int(13)?.unwrap_or(0),
-                    int(14)?.unwrap_or(0),
-                    int(15)?.unwrap_or(0),
+                    narrow(int(13)?).unwrap_or(0),
+                    narrow(int(14)?).unwrap_or(0),
+                    narrow(int(15)?).unwrap_or(0),
                 ],
-                registers_per_thread: int(16)?,
-                static_smem_bytes: int(17)?,
-                dynamic_smem_bytes: int(18)?,
-                graph_id: int(19)?,
+                registers_per_thread: narrow(int(16)?),
+                static_smem_bytes: narrow(int(17)?),
+                dynamic_smem_bytes: narrow(int(18)?),
+                graph_id: narrow(int(19)?),
                 graph_node_id: int(20)?,
                 launch: None,
                 kineto: None,
@@ -580,17 +580,14 @@ fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Resu
                 }
                 continue;
             }
-            let kind = match event_type {
-                NVTX_STARTEND | NVTXT_STARTEND => {
-                    // A range that ended on another thread does not describe
-                    // the starting thread's work (NVIDIA's reports skip them).
-                    if !opts.compat && int_at(r, 7)?.is_some_and(|e| e as u64 != gtid) {
-                        continue;
-                    }
-                    RangeKind::StartEnd
-                }
-                _ => RangeKind::PushPop,
-            };
+            // A start/end range that ended on another thread does not
+            // describe the starting thread's work (NVIDIA's reports skip them).
+            if matches!(event_type, NVTX_STARTEND | NVTXT_STARTEND)
+                && !opts.compat
+                && int_at(r, 7)?.is_some_and(|e| e as u64 != gtid)
+            {
+                continue;
+            }
             let Some(start) = int_at(r, 0)? else {
                 raw.skipped += 1;
                 continue;
@@ -622,7 +619,6 @@ fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Resu
                 thread: gtid,
                 text,
                 domain: int_at(r, 6)?.unwrap_or(0) as u32,
-                kind,
                 order,
                 meta: None,
             });

@@ -9,7 +9,7 @@
 use crate::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::error::{Error, Result};
-use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, RangeKind, ReadStats, Source, Trace};
+use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, ReadStats, Source, Trace, narrow};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
@@ -177,31 +177,31 @@ fn read_kernels(
                     unknown
                 }
             };
-            let row = kernels.len() as u64;
+            let row = kernels.len() as u32;
             kernels.push(Kernel {
                 row,
                 start_ns: start,
                 end_ns: end,
                 device: int(2)?.unwrap_or(0),
-                context: int(3)?,
+                context: narrow(int(3)?),
                 stream: int(4)?.unwrap_or(0),
                 correlation: int(5)?.unwrap_or(-1),
                 global_pid: None,
                 name,
                 mangled: Some(name),
                 grid: [
-                    int(7)?.unwrap_or(0),
-                    int(8)?.unwrap_or(0),
-                    int(9)?.unwrap_or(0),
+                    narrow(int(7)?).unwrap_or(0),
+                    narrow(int(8)?).unwrap_or(0),
+                    narrow(int(9)?).unwrap_or(0),
                 ],
                 block: [
-                    int(10)?.unwrap_or(0),
-                    int(11)?.unwrap_or(0),
-                    int(12)?.unwrap_or(0),
+                    narrow(int(10)?).unwrap_or(0),
+                    narrow(int(11)?).unwrap_or(0),
+                    narrow(int(12)?).unwrap_or(0),
                 ],
-                registers_per_thread: int(13)?,
-                static_smem_bytes: int(14)?,
-                dynamic_smem_bytes: int(15)?,
+                registers_per_thread: narrow(int(13)?),
+                static_smem_bytes: narrow(int(14)?),
+                dynamic_smem_bytes: narrow(int(15)?),
                 graph_id: None,
                 graph_node_id: None,
                 launch: None,
@@ -593,7 +593,6 @@ fn push_range(
         thread,
         text: name,
         domain,
-        kind: RangeKind::StartEnd,
         order: id as u32,
         meta: None,
     });
