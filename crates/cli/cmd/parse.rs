@@ -39,10 +39,18 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let t0 = std::time::Instant::now();
     let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
     if std::env::var_os("RPROF_TIMING").is_some() {
+        let mut used = vec![false; trace.ranges.len()];
+        for l in 0..trace.launches.len() as u32 {
+            for &r in enclosing.of(l) {
+                used[r as usize] = true;
+            }
+        }
         let _ = writeln!(
             std::io::stderr(),
-            "timing: attribute: {:.3}s",
-            t0.elapsed().as_secs_f64()
+            "timing: attribute: {:.3}s; ranges enclosing a launch: {} of {}",
+            t0.elapsed().as_secs_f64(),
+            used.iter().filter(|u| **u).count(),
+            used.len()
         );
     }
     let mut w = out::writer(args.output.as_deref())?;

@@ -25,10 +25,8 @@ pub fn synth(launches: usize, threads: u64) -> (Vec<Launch>, Vec<Range>) {
             start_ns: start,
             end_ns: end,
             thread,
-            text: StrRef(0),
+            text: StrRef(order),
             domain: 0,
-            order,
-            meta: None,
         });
     };
     for i in 0..launches {

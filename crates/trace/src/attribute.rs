@@ -54,20 +54,14 @@ struct Entry {
 }
 
 /// Sort `ranges` in place into attribution order (per thread, outermost
-/// first: start, then end descending, then file order), then attribute every
+/// first: start, then end descending, then text handle, i.e. file order),
+/// then attribute every
 /// launch to the ranges enclosing it. The returned indices refer to the
 /// sorted `ranges`. Sorting in place costs no memory beyond the ranges
 /// themselves, which matters at tens of millions of ranges.
 pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
-    ranges.par_sort_unstable_by_key(|r| {
-        (
-            r.thread,
-            r.start_ns,
-            std::cmp::Reverse(r.end_ns),
-            r.order,
-            r.text,
-        )
-    });
+    ranges
+        .par_sort_unstable_by_key(|r| (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.text));
     let rs: &[Range] = ranges;
     let mut ls: Vec<Entry> = launches
         .iter()
@@ -178,20 +172,19 @@ mod tests {
     }
 
     fn range(thread: u64, start: i64, end: i64, order: u32) -> Range {
+        // the text handle stands for file order, as in the readers
         Range {
             start_ns: start,
             end_ns: end,
             thread,
-            text: StrRef(0),
+            text: StrRef(order),
             domain: 0,
-            order,
-            meta: None,
         }
     }
 
     /// Sort order of ranges within a thread: outermost first.
-    fn range_key(r: &Range) -> (u64, i64, std::cmp::Reverse<i64>, u32) {
-        (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.order)
+    fn range_key(r: &Range) -> (u64, i64, std::cmp::Reverse<i64>, StrRef) {
+        (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.text)
     }
 
     /// The definition, checked one launch at a time against every range.
@@ -231,7 +224,7 @@ mod tests {
         let e = attribute(&launches, &mut ranges);
         let orders = |ix: &[u32]| {
             ix.iter()
-                .map(|&i| ranges[i as usize].order)
+                .map(|&i| ranges[i as usize].text.0)
                 .collect::<Vec<_>>()
         };
         assert_eq!(orders(e.of(0)), [0, 2, 1]);
@@ -255,8 +248,8 @@ mod tests {
             let mut sorted = ranges.clone();
             let e = attribute(&launches, &mut sorted);
             for (i, w) in want.iter().enumerate() {
-                let got: Vec<u32> = e.of(i as u32).iter().map(|&r| sorted[r as usize].order).collect();
-                let want: Vec<u32> = w.iter().map(|&r| ranges[r as usize].order).collect();
+                let got: Vec<u32> = e.of(i as u32).iter().map(|&r| sorted[r as usize].text.0).collect();
+                let want: Vec<u32> = w.iter().map(|&r| ranges[r as usize].text.0).collect();
                 prop_assert_eq!(got, want);
             }
         }

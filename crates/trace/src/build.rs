@@ -251,8 +251,7 @@ fn record<'t>(
             .of(li)
             .iter()
             .rev()
-            .filter_map(|&r| trace.ranges[r as usize].meta_index())
-            .filter_map(|m| trace.range_meta.get(m));
+            .filter_map(|&r| trace.range_meta.get(&trace.ranges[r as usize].text));
         for m in meta {
             if layer.is_empty()
                 && let Some(module) = m.module

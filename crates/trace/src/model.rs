@@ -146,22 +146,12 @@ pub struct Range {
     pub end_ns: i64,
     /// Thread that pushed or started it.
     pub thread: ThreadKey,
-    /// Message text (inline or registered string).
+    /// Message text (inline or registered string). Inline texts are stored
+    /// in file order, so the handle doubles as the tie-break between ranges
+    /// with the same start and end.
     pub text: StrRef,
     /// Domain id; 0 is the default domain.
     pub domain: u32,
-    /// Source-table order (nvprof marker id or nsys rowid), for stable ties.
-    pub order: u32,
-    /// Index + 1 into [`Trace::range_meta`] (Kineto operators); see
-    /// [`Range::meta_index`].
-    pub meta: Option<std::num::NonZeroU32>,
-}
-
-impl Range {
-    /// Index into [`Trace::range_meta`].
-    pub fn meta_index(&self) -> Option<usize> {
-        self.meta.map(|m| m.get() as usize - 1)
-    }
 }
 
 /// What the PyTorch profiler records on an operator beyond its name.
@@ -273,8 +263,9 @@ pub struct Trace {
     pub launches: Vec<Launch>,
     /// NVTX ranges on threads that launched kernels.
     pub ranges: Vec<Range>,
-    /// Extra operator data, referenced from [`Range::meta`].
-    pub range_meta: Vec<RangeMeta>,
+    /// Extra operator data (Kineto), by the range's text handle (each
+    /// Kineto operator has a text of its own).
+    pub range_meta: crate::FastMap<StrRef, RangeMeta>,
     /// Memory copies and sets (read where the input has them).
     pub memops: Vec<MemOp>,
     /// Domain names by (process bits of the thread, domain id).
@@ -323,7 +314,7 @@ mod size_tests {
     #[test]
     fn sizes_stay_small() {
         assert!(std::mem::size_of::<super::Kernel>() <= 168);
-        assert!(std::mem::size_of::<super::Range>() <= 40);
+        assert!(std::mem::size_of::<super::Range>() <= 32);
         assert!(std::mem::size_of::<super::Launch>() <= 56);
     }
 }

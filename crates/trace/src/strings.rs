@@ -13,23 +13,16 @@ pub struct StrRef(pub u32);
 /// Append-only string arena with an optional map from the file's own string
 /// ids (nsys `StringIds.id`, nvprof `StringTable._id_`).
 ///
-/// Each string costs its bytes plus 8 bytes of offset.
-#[derive(Debug)]
+/// Text lives in fixed-size blocks (a string never straddles two), so the
+/// arena grows without the copy-and-double of one big `String`, whose slack
+/// alone can be hundreds of megabytes on a large trace, and two arenas merge
+/// by moving blocks, not bytes. Each string costs its bytes plus 8 bytes:
+/// the block number (high 16 bits) and end offset (low 48 bits).
+#[derive(Debug, Default)]
 pub struct StrPool {
-    buf: String,
-    /// `ends[i]` is where string `i` ends; it starts where `i - 1` ends.
+    blocks: Vec<String>,
     ends: Vec<u64>,
     by_file_id: FileIds,
-}
-
-impl Default for StrPool {
-    fn default() -> Self {
-        StrPool {
-            buf: String::new(),
-            ends: Vec::new(),
-            by_file_id: FileIds::None,
-        }
-    }
 }
 
 #[derive(Debug, Default)]
@@ -41,6 +34,9 @@ enum FileIds {
 }
 
 const NO_REF: u32 = u32::MAX;
+const BLOCK: usize = 8 << 20;
+const OFFSET_BITS: u32 = 48;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
 
 impl StrPool {
     /// An empty pool.
@@ -50,34 +46,57 @@ impl StrPool {
 
     /// Store `s` and return its handle. The empty string is stored too.
     pub fn push(&mut self, s: &str) -> StrRef {
-        self.buf.push_str(s);
+        let fits = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.len() + s.len() <= b.capacity());
+        if !fits {
+            self.blocks.push(String::with_capacity(BLOCK.max(s.len())));
+        }
+        let bi = self.blocks.len() - 1;
+        let block = &mut self.blocks[bi];
+        block.push_str(s);
         let id = self.ends.len() as u32;
-        self.ends.push(self.buf.len() as u64);
+        self.ends
+            .push(((bi as u64) << OFFSET_BITS) | block.len() as u64);
         StrRef(id)
     }
 
     /// The text of `r` (empty for a handle from another pool).
     pub fn get(&self, r: StrRef) -> &str {
         let i = r.0 as usize;
-        let Some(&end) = self.ends.get(i) else {
+        let Some(&packed) = self.ends.get(i) else {
             return "";
         };
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        self.buf.get(start as usize..end as usize).unwrap_or("")
+        let block = (packed >> OFFSET_BITS) as usize;
+        let end = (packed & OFFSET_MASK) as usize;
+        // a string starts where the previous one ends, in the same block
+        let start = match i.checked_sub(1).and_then(|p| self.ends.get(p)) {
+            Some(&prev) if (prev >> OFFSET_BITS) as usize == block => (prev & OFFSET_MASK) as usize,
+            _ => 0,
+        };
+        self.blocks
+            .get(block)
+            .and_then(|b| b.get(start..end))
+            .unwrap_or("")
     }
 
     /// Move every string of `other` to the end of this pool; a handle `h`
     /// of `other` becomes `StrRef(h.0 + offset)` with the returned offset.
-    /// The file-id map of whichever pool has one is kept (shifted).
+    /// Text blocks are moved, not copied. The file-id map of whichever pool
+    /// has one is kept (shifted).
     pub fn append(&mut self, other: StrPool) -> u32 {
         let offset = self.ends.len() as u32;
-        let base = self.buf.len() as u64;
-        if self.buf.is_empty() {
-            self.buf = other.buf;
-        } else {
-            self.buf.push_str(&other.buf);
-        }
-        self.ends.extend(other.ends.into_iter().map(|e| e + base));
+        let base = self.blocks.len() as u64;
+        // start a new block so that the first string of `other` does not
+        // look like a continuation of our last block
+        self.blocks.extend(other.blocks);
+        self.ends.extend(
+            other
+                .ends
+                .into_iter()
+                .map(|e| (((e >> OFFSET_BITS) + base) << OFFSET_BITS) | (e & OFFSET_MASK)),
+        );
         if matches!(self.by_file_id, FileIds::None) {
             self.by_file_id = match other.by_file_id {
                 FileIds::None => FileIds::None,
@@ -106,7 +125,7 @@ impl StrPool {
 
     /// Bytes of text stored.
     pub fn text_bytes(&self) -> usize {
-        self.buf.len()
+        self.blocks.iter().map(String::len).sum()
     }
 
     /// Load the file's string table: `(file id, text)` pairs.
@@ -173,6 +192,28 @@ mod tests {
         let off = a.append(b);
         assert_eq!(a.get(StrRef(x.0 + off)), "local");
         assert_eq!(a.by_file_id(1).map(|r| a.get(r)), Some("one"));
+    }
+
+    #[test]
+    fn strings_across_blocks() {
+        let mut p = StrPool::new();
+        let big = "x".repeat(BLOCK - 3);
+        let a = p.push(&big);
+        let b = p.push("abcdef"); // does not fit: next block
+        let c = p.push("");
+        let d = p.push(&"y".repeat(BLOCK + 10)); // larger than a block
+        let e = p.push("tail");
+        assert_eq!(p.get(a), big);
+        assert_eq!(p.get(b), "abcdef");
+        assert_eq!(p.get(c), "");
+        assert_eq!(p.get(d).len(), BLOCK + 10);
+        assert_eq!(p.get(e), "tail");
+        let mut q = StrPool::new();
+        let z = q.push("z");
+        let off = q.append(p);
+        assert_eq!(q.get(z), "z");
+        assert_eq!(q.get(StrRef(b.0 + off)), "abcdef");
+        assert_eq!(q.get(StrRef(e.0 + off)), "tail");
     }
 
     #[test]

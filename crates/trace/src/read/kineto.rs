@@ -142,7 +142,7 @@ struct Builder {
     memops: Vec<MemOp>,
     calls: HashMap<i64, Launch>,
     ranges: Vec<Range>,
-    range_meta: Vec<RangeMeta>,
+    range_meta: HashMap<StrRef, RangeMeta>,
     devices: Vec<DeviceInfo>,
     stats: ReadStats,
     counts: Counts,
@@ -283,24 +283,19 @@ impl Builder {
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
                     .map(|s| s.to_owned());
-                let meta = if module.is_some() || call_stack.is_some() {
+                if module.is_some() || call_stack.is_some() {
                     let m = RangeMeta {
                         module: module.map(|s| self.intern(&s)),
                         call_stack: call_stack.map(|s| self.intern(&s)),
                     };
-                    self.range_meta.push(m);
-                    std::num::NonZeroU32::new(self.range_meta.len() as u32)
-                } else {
-                    None
-                };
+                    self.range_meta.insert(text, m);
+                }
                 self.ranges.push(Range {
                     start_ns: start,
                     end_ns: end,
                     thread: thread_key(pid, tid),
                     text,
                     domain: 0,
-                    order: self.ranges.len() as u32,
-                    meta,
                 });
             }
         }
@@ -563,7 +558,7 @@ fn read_from(path: &Path, reader: impl Read) -> Result<Trace> {
         memops: Vec::new(),
         calls: HashMap::default(),
         ranges: Vec::new(),
-        range_meta: Vec::new(),
+        range_meta: HashMap::default(),
         devices: Vec::new(),
         stats: ReadStats::default(),
         counts: Counts::default(),
@@ -730,7 +725,7 @@ mod tests {
             t.strings.get(t.ranges[0].text),
             "aten::mm, seq = 7, sizes = [[4, 8], [8, 16]], dtypes = ['float', 'float']"
         );
-        let meta = &t.range_meta[t.ranges[0].meta_index().unwrap()];
+        let meta = &t.range_meta[&t.ranges[0].text];
         assert_eq!(t.strings.get(meta.module.unwrap()), "top(Net)::fc(Linear)");
         assert_eq!(t.devices[0].max_warps_per_sm, Some(64));
     }

@@ -99,7 +99,7 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
         kernels,
         launches,
         ranges: Vec::new(),
-        range_meta: Vec::new(),
+        range_meta: Default::default(),
         memops: memops.into_iter().map(|(m, _)| m).collect(),
         domains: Vec::new(),
         devices,
@@ -176,7 +176,7 @@ fn read_kernels(
 ) -> Result<Vec<Kernel>> {
     let (list, _) = db.select_list(table, KERNEL_COLS, &["start", "end"])?;
     let sql = format!("SELECT {list} FROM \"{table}\"");
-    let mut kernels = Vec::new();
+    let mut kernels = Vec::with_capacity(row_count_hint(db, table));
     let unknown = strings.push("<unknown kernel>");
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
@@ -234,6 +234,14 @@ fn read_kernels(
     Ok(kernels)
 }
 
+/// Rows of `table` as far as its largest rowid tells (instant, unlike
+/// `count(*)`), to size vectors once instead of doubling them: at millions
+/// of rows the doubling slack is hundreds of megabytes.
+pub(crate) fn row_count_hint(db: &Db, table: &str) -> usize {
+    db.scalar_i64(&format!("SELECT max(rowid) FROM \"{table}\""))
+        .map_or(0, |n| n.clamp(0, 200_000_000) as usize)
+}
+
 /// Strip CUPTI's `_vNNNN` version suffix: `cudaLaunchKernel_v7000` →
 /// `cudaLaunchKernel`.
 pub(crate) fn api_base_name(name: &str) -> (&str, bool) {
@@ -268,7 +276,21 @@ fn read_launches(
         let next = want.len() as u32;
         want.entry(key).or_insert(next);
     }
-    let mut slots: Vec<Option<(Launch, bool)>> = vec![None; want.len()];
+    // one slot per wanted launch; `start_ns == i64::MIN` marks an empty one
+    const EMPTY: i64 = i64::MIN;
+    let mut slots: Vec<Launch> = vec![
+        Launch {
+            start_ns: EMPTY,
+            end_ns: 0,
+            thread: 0,
+            pid: 0,
+            tid: 0,
+            correlation: 0,
+            api: None,
+        };
+        want.len()
+    ];
+    let mut versioned_slot = vec![false; want.len()];
     let (list, present) = db.select_list(
         table,
         &[
@@ -330,29 +352,30 @@ fn read_launches(
                 correlation: corr,
                 api,
             };
-            let cell = &mut slots[slot as usize];
             // Without eventClass (≤ 2020.x) CUDA backtrace rows duplicate a
             // call with the unversioned name: prefer the `_vNNNN` row.
-            match cell {
-                None => *cell = Some((launch, versioned)),
-                Some((_, prev_versioned)) if !*prev_versioned && versioned => {
-                    *cell = Some((launch, versioned))
-                }
-                Some(_) => {}
+            let i = slot as usize;
+            if slots[i].start_ns == EMPTY || (!versioned_slot[i] && versioned) {
+                slots[i] = launch;
+                versioned_slot[i] = versioned;
             }
         }
         Ok(())
     };
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
 
-    let mut launches = Vec::new();
+    // compact in place: slot i becomes launch index[i]
     let mut index = vec![u32::MAX; slots.len()];
-    for (i, s) in slots.into_iter().enumerate() {
-        if let Some((l, _)) = s {
-            index[i] = launches.len() as u32;
-            launches.push(l);
+    let mut n = 0u32;
+    for (i, l) in slots.iter().enumerate() {
+        if l.start_ns != EMPTY {
+            index[i] = n;
+            n += 1;
         }
     }
+    drop(versioned_slot);
+    let mut launches = slots;
+    launches.retain(|l| l.start_ns != EMPTY);
     let find = |key: (u64, i64)| -> Option<u32> {
         let li = index[*want.get(&key)? as usize];
         (li != u32::MAX).then_some(li)
@@ -542,11 +565,12 @@ fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Resu
     } else {
         " WHERE \"end\" IS NOT NULL".to_owned()
     };
-    // a full scan returns rows in rowid order: the row number is the order
+    // a full scan returns rows in rowid order; inline texts enter the pool
+    // in that order, which makes the text handle the file-order tie-break
     let sql = format!("SELECT {list} FROM \"{table}\"{filter}");
     let mut raw = NvtxRaw {
         pool: StrPool::new(),
-        ranges: Vec::new(),
+        ranges: Vec::with_capacity(row_count_hint(&db, table)),
         pending: Vec::new(),
         domains: Vec::new(),
         rows: 0,
@@ -558,7 +582,6 @@ fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Resu
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             raw.rows += 1;
-            let order = raw.rows as u32;
             let event_type = if has_type {
                 int_at(r, 3)?.unwrap_or(NVTX_PUSHPOP)
             } else {
@@ -619,8 +642,6 @@ fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Resu
                 thread: gtid,
                 text,
                 domain: int_at(r, 6)?.unwrap_or(0) as u32,
-                order,
-                meta: None,
             });
         }
         Ok(())
@@ -694,7 +715,6 @@ fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64) {
         }
         true
     });
-    ranges.shrink_to_fit();
     stats.ranges_open += open;
     stats.ranges_skipped += dropped_unresolved;
     stats.ranges = ranges.len() as u64;

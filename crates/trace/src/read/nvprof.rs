@@ -129,7 +129,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         kernels,
         launches,
         ranges,
-        range_meta: Vec::new(),
+        range_meta: Default::default(),
         memops,
         domains,
         devices,
@@ -531,7 +531,6 @@ fn read_markers(
                             thread,
                             name,
                             domain,
-                            id,
                         );
                     }
                 }
@@ -546,7 +545,7 @@ fn read_markers(
     if !opts.compat {
         let mut rest: Vec<_> = open.into_iter().collect();
         rest.sort_by_key(|(id, _)| *id);
-        for (id, (start, thread, name, domain)) in rest {
+        for (_, (start, thread, name, domain)) in rest {
             if threads.contains(&thread) {
                 stats.ranges_open += 1;
                 push_range(
@@ -558,7 +557,6 @@ fn read_markers(
                     thread,
                     name,
                     domain,
-                    id,
                 );
             }
         }
@@ -577,7 +575,6 @@ fn push_range(
     thread: u64,
     name: StrRef,
     domain: u32,
-    id: i64,
 ) {
     if domain != 0 {
         let key = (thread >> 32, domain);
@@ -593,8 +590,6 @@ fn push_range(
         thread,
         text: name,
         domain,
-        order: id as u32,
-        meta: None,
     });
 }
 
