@@ -1,0 +1,185 @@
+//! The backward → forward lookup (PyProf `findFpropKernel`,
+//! pyprof-semantics.md §4.4), streaming.
+//!
+//! PyProf scans every kernel read so far, newest first, for the last
+//! `fprop` kernel whose `seqId` holds the sequence id, then does the same
+//! over `altSeqId`. Here two maps from sequence id to the latest such
+//! kernel answer the same question in O(1) without keeping the kernels.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rprof_trace::record::Record;
+
+use crate::marker::Marker;
+
+/// What a backward kernel borrows from its forward kernel.
+#[derive(Debug, PartialEq)]
+pub struct Fprop {
+    /// True when the forward kernel had argument markers at all.
+    pub has_marker: bool,
+    /// Its first argument marker, decoded (`None` when it is not a PyProf
+    /// marker).
+    pub marker: Option<Arc<Marker>>,
+    /// Its `mod` list.
+    pub module: Vec<String>,
+    /// Its `op` list.
+    pub op: Vec<String>,
+    /// Its layer names.
+    pub layer: Vec<String>,
+    /// Its call stack.
+    pub trace: Vec<String>,
+}
+
+/// Sequence id → latest forward kernel.
+#[derive(Debug, Default)]
+pub struct FpropIndex {
+    by_seq: HashMap<i64, Arc<Fprop>>,
+    by_alt: HashMap<i64, Arc<Fprop>>,
+    /// The last entry made; consecutive kernels of one op share it.
+    last: Option<Arc<Fprop>>,
+}
+
+fn same(a: &[String], b: &[std::borrow::Cow<'_, str>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+impl FpropIndex {
+    /// An empty index.
+    pub fn new() -> FpropIndex {
+        FpropIndex::default()
+    }
+
+    /// Record a kernel (call for every kernel, in input order). Only
+    /// forward kernels with sequence ids are kept.
+    pub fn observe(&mut self, rec: &Record<'_>, marker: Option<&Arc<Marker>>) {
+        if rec.dir != "fprop" || (rec.seq_id.is_empty() && rec.alt_seq_id.is_empty()) {
+            return;
+        }
+        fn own(v: &[std::borrow::Cow<'_, str>]) -> Vec<String> {
+            v.iter().map(|s| s.to_string()).collect()
+        }
+        let reuse = self.last.as_ref().filter(|l| {
+            l.has_marker != rec.marker.is_empty() // i.e. both have markers or neither
+                && match (&l.marker, marker) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+                    (None, None) => true,
+                    _ => false,
+                }
+                && same(&l.module, &rec.mod_)
+                && same(&l.op, &rec.op)
+                && same(&l.layer, &rec.layer)
+                && same(&l.trace, &rec.trace)
+        });
+        let info = match reuse {
+            Some(l) => Arc::clone(l),
+            None => {
+                let info = Arc::new(Fprop {
+                    has_marker: !rec.marker.is_empty(),
+                    marker: marker.cloned(),
+                    module: own(&rec.mod_),
+                    op: own(&rec.op),
+                    layer: own(&rec.layer),
+                    trace: own(&rec.trace),
+                });
+                self.last = Some(Arc::clone(&info));
+                info
+            }
+        };
+        for s in &rec.seq_id {
+            self.by_seq.insert(*s, Arc::clone(&info));
+        }
+        for s in &rec.alt_seq_id {
+            self.by_alt.insert(*s, Arc::clone(&info));
+        }
+    }
+
+    /// The latest forward kernel with `seq` in its `seqId`, else in its
+    /// `altSeqId`.
+    pub fn find(&self, seq: i64) -> Option<&Arc<Fprop>> {
+        self.by_seq.get(&seq).or_else(|| self.by_alt.get(&seq))
+    }
+
+    /// Number of sequence ids indexed.
+    pub fn len(&self) -> usize {
+        self.by_seq.len() + self.by_alt.len()
+    }
+
+    /// True when nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+
+    fn rec(dir: &'static str, seq: &[i64], alt: &[i64], op: &'static str) -> Record<'static> {
+        Record {
+            dir: Cow::Borrowed(dir),
+            seq_id: seq.to_vec(),
+            alt_seq_id: alt.to_vec(),
+            op: vec![Cow::Borrowed(op)],
+            ..Record::default()
+        }
+    }
+
+    /// PyProf's scan, for comparison.
+    fn brute(kernels: &[Record<'_>], seq: i64) -> Option<String> {
+        let hit = |f: &dyn Fn(&Record<'_>) -> bool| {
+            kernels
+                .iter()
+                .rev()
+                .find(|k| k.dir == "fprop" && f(k))
+                .map(|k| k.op[0].to_string())
+        };
+        hit(&|k| k.seq_id.contains(&seq)).or_else(|| hit(&|k| k.alt_seq_id.contains(&seq)))
+    }
+
+    #[test]
+    fn seq_before_alt_and_latest_wins() {
+        let ks = vec![
+            rec("fprop", &[10], &[11], "a"),
+            rec("fprop", &[11], &[], "b"),
+            rec("fprop", &[12], &[10], "c"),
+            rec("bprop", &[10], &[], "d"),
+            rec("fprop", &[10], &[], "e"),
+        ];
+        let mut idx = FpropIndex::new();
+        let mut seen = Vec::new();
+        for k in &ks {
+            idx.observe(k, None);
+            seen.push(k.clone());
+            for s in 9..14 {
+                assert_eq!(
+                    idx.find(s).map(|f| f.op[0].clone()),
+                    brute(&seen, s),
+                    "seq {s}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_pyprof_scan(ks in proptest::collection::vec(
+            (proptest::bool::ANY, proptest::collection::vec(0i64..6, 0..3), proptest::collection::vec(0i64..6, 0..3)),
+            0..40,
+        )) {
+            let mut idx = FpropIndex::new();
+            let mut seen = Vec::new();
+            for (n, (fwd, seq, alt)) in ks.iter().enumerate() {
+                let mut r = rec(if *fwd { "fprop" } else { "bprop" }, seq, alt, "x");
+                r.op = vec![Cow::Owned(n.to_string())];
+                idx.observe(&r, None);
+                seen.push(r);
+                for s in 0..6 {
+                    proptest::prop_assert_eq!(idx.find(s).map(|f| f.op[0].clone()), brute(&seen, s));
+                }
+            }
+        }
+    }
+}

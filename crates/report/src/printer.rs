@@ -1,0 +1,311 @@
+//! The three output formats, streaming, generic over `io::Write`.
+//!
+//! - **space** (default): values joined by one space. `--compat` prints
+//!   PyProf's `str()` of each value verbatim; the default mode also writes
+//!   whitespace inside a text cell as `_` and an empty text cell as `-`, so
+//!   every row has the same number of fields for awk.
+//! - **columnated** (`-w N`): fixed widths from [`COLUMNS`]'s minimums; the
+//!   kernel and params columns share what is left of `N`. Text is
+//!   left-aligned and truncated, numbers right-aligned and never truncated,
+//!   FLOPs and bytes printed like Python's `%d`. `--compat` keeps PyProf's
+//!   layout (every cell followed by a space, so lines are `N + #columns`
+//!   wide, B19); the default mode separates cells by one space and fits
+//!   lines in `N`.
+//! - **CSV**: every field quoted, embedded quotes doubled by the `csv`
+//!   crate (PyProf did not escape them, B18).
+//!
+//! [`COLUMNS`]: crate::column::COLUMNS
+
+use std::io::{self, Write};
+
+use crate::column::{Column, Kind};
+use crate::row::{Row, Value};
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Space-separated.
+    Space,
+    /// Columnated to this total width.
+    Columns(usize),
+    /// CSV.
+    Csv,
+}
+
+/// `-w` is narrower than the chosen columns need.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("-w {width} is too narrow: columns {columns} need a width of at least {need}")]
+pub struct LayoutError {
+    /// The width asked for.
+    pub width: usize,
+    /// The minimum.
+    pub need: usize,
+    /// The columns, comma separated.
+    pub columns: String,
+}
+
+/// Column widths of columnated output.
+pub fn widths(columns: &[Column], width: usize, compat: bool) -> Result<Vec<usize>, LayoutError> {
+    let mins: usize = columns.iter().map(|c| c.spec().min_width).sum();
+    let seps = if compat {
+        0
+    } else {
+        columns.len().saturating_sub(1)
+    };
+    let need = mins + seps;
+    if width < need {
+        return Err(LayoutError {
+            width,
+            need,
+            columns: columns
+                .iter()
+                .map(|c| c.spec().key)
+                .collect::<Vec<_>>()
+                .join(","),
+        });
+    }
+    let rem = width - need;
+    let has = |c: Column| columns.contains(&c);
+    let (kernel, params) = match (has(Column::Kernel), has(Column::Params)) {
+        // PyProf gives each half, rounded down; the default mode gives the
+        // odd column to the kernel so that lines are exactly `width` wide
+        (true, true) if compat => (rem / 2, rem / 2),
+        (true, true) => (rem - rem / 2, rem / 2),
+        (true, false) => (rem, 0),
+        (false, true) => (0, rem),
+        (false, false) => (0, 0),
+    };
+    Ok(columns
+        .iter()
+        .map(|c| match c {
+            Column::Kernel => kernel,
+            Column::Params => params,
+            c => c.spec().min_width,
+        })
+        .collect())
+}
+
+enum Sink<W: Write> {
+    Space(W),
+    Columns(W, Vec<usize>),
+    Csv(Box<csv::Writer<W>>),
+}
+
+/// Writes a header and rows in one format.
+pub struct Printer<W: Write> {
+    sink: Sink<W>,
+    columns: Vec<Column>,
+    compat: bool,
+    cell: String,
+    line: String,
+}
+
+fn csv_io(e: csv::Error) -> io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("CSV: {other:?}")),
+    }
+}
+
+impl<W: Write> Printer<W> {
+    /// A printer of `columns` in `format`. Fails when `-w` is too narrow.
+    pub fn new(
+        out: W,
+        columns: &[Column],
+        format: Format,
+        compat: bool,
+    ) -> Result<Printer<W>, LayoutError> {
+        let sink = match format {
+            Format::Space => Sink::Space(out),
+            Format::Columns(w) => Sink::Columns(out, widths(columns, w, compat)?),
+            Format::Csv => Sink::Csv(Box::new(
+                csv::WriterBuilder::new()
+                    .quote_style(csv::QuoteStyle::Always)
+                    .from_writer(out),
+            )),
+        };
+        Ok(Printer {
+            sink,
+            columns: columns.to_vec(),
+            compat,
+            cell: String::new(),
+            line: String::with_capacity(256),
+        })
+    }
+
+    /// The header line.
+    pub fn write_header(&mut self) -> io::Result<()> {
+        let headers = self.columns.iter().map(|c| c.spec().header);
+        match &mut self.sink {
+            Sink::Csv(w) => w.write_record(headers).map_err(csv_io),
+            Sink::Space(w) => {
+                let h: Vec<&str> = headers.collect();
+                writeln!(w, "{}", h.join(" "))
+            }
+            Sink::Columns(w, widths) => {
+                self.line.clear();
+                for (i, (h, width)) in headers.zip(widths.iter()).enumerate() {
+                    if i > 0 && !self.compat {
+                        self.line.push(' ');
+                    }
+                    pad_text(&mut self.line, h, *width);
+                    if self.compat {
+                        self.line.push(' ');
+                    }
+                }
+                self.line.push('\n');
+                w.write_all(self.line.as_bytes())
+            }
+        }
+    }
+
+    /// One row.
+    pub fn write_row(&mut self, row: &Row<'_>) -> io::Result<()> {
+        let columnated = matches!(self.sink, Sink::Columns(..));
+        self.line.clear();
+        for (i, col) in self.columns.iter().enumerate() {
+            self.cell.clear();
+            let v = row.value(*col, columnated, &mut self.cell);
+            match &mut self.sink {
+                Sink::Space(_) => {
+                    if i > 0 {
+                        self.line.push(' ');
+                    }
+                    match v {
+                        Value::Text if !self.compat => spaced_text(&mut self.line, &self.cell),
+                        Value::Text => self.line.push_str(&self.cell),
+                        v => push_value(&mut self.line, v, false),
+                    }
+                }
+                Sink::Csv(w) => match v {
+                    Value::Text => w.write_field(&self.cell).map_err(csv_io)?,
+                    v => {
+                        self.line.clear();
+                        push_value(&mut self.line, v, false);
+                        w.write_field(&self.line).map_err(csv_io)?;
+                    }
+                },
+                Sink::Columns(_, widths) => {
+                    let width = widths.get(i).copied().unwrap_or(0);
+                    if i > 0 && !self.compat {
+                        self.line.push(' ');
+                    }
+                    match (v, col.spec().kind) {
+                        (Value::Text, Kind::Text) => pad_text(&mut self.line, &self.cell, width),
+                        (Value::Text, Kind::Int) => pad_right(&mut self.line, &self.cell, width),
+                        (v, _) => {
+                            let start = self.line.len();
+                            push_value(&mut self.line, v, true);
+                            let digits = self.line.split_off(start);
+                            pad_right(&mut self.line, &digits, width);
+                        }
+                    }
+                    if self.compat {
+                        self.line.push(' ');
+                    }
+                }
+            }
+        }
+        match &mut self.sink {
+            Sink::Csv(w) => w.write_record(None::<&[u8]>).map_err(csv_io),
+            Sink::Space(w) | Sink::Columns(w, _) => {
+                self.line.push('\n');
+                w.write_all(self.line.as_bytes())
+            }
+        }
+    }
+
+    /// Flush buffered output.
+    pub fn flush(&mut self) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Space(w) | Sink::Columns(w, _) => w.flush(),
+            Sink::Csv(w) => w.flush(),
+        }
+    }
+
+    /// Flush and return the writer.
+    pub fn into_inner(self) -> io::Result<W> {
+        match self.sink {
+            Sink::Space(w) | Sink::Columns(w, _) => Ok(w),
+            Sink::Csv(w) => w
+                .into_inner()
+                .map_err(|e| io::Error::new(e.error().kind(), e.error().to_string())),
+        }
+    }
+}
+
+/// A number: Python's `str()`, or `%d` in columnated output; `na` when
+/// unknown.
+fn push_value(out: &mut String, v: Value, percent_d: bool) {
+    match v {
+        Value::Int(i) => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{i}");
+        }
+        Value::Num(Some(n)) if percent_d => n.write_percent_d(out),
+        Value::Num(Some(n)) => n.write_str(out),
+        Value::Num(None) => out.push_str("na"),
+        Value::Text => {}
+    }
+}
+
+/// Default space mode: one field per cell.
+fn spaced_text(out: &mut String, s: &str) {
+    if s.is_empty() {
+        out.push('-');
+    } else {
+        out.extend(s.chars().map(|c| if c.is_whitespace() { '_' } else { c }));
+    }
+}
+
+/// Python's `'%-w.ws' % s`: truncated to `w` characters, padded to `w`.
+fn pad_text(out: &mut String, s: &str, w: usize) {
+    let mut n = 0;
+    for c in s.chars().take(w) {
+        out.push(c);
+        n += 1;
+    }
+    out.extend(std::iter::repeat_n(' ', w - n));
+}
+
+/// Python's `'%wd'`: right-aligned, never truncated.
+fn pad_right(out: &mut String, s: &str, w: usize) {
+    let n = s.chars().count();
+    out.extend(std::iter::repeat_n(' ', w.saturating_sub(n)));
+    out.push_str(s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_like_pyprof() {
+        let cols: Vec<Column> = "idx,dir,sub,mod,op,kernel,params,sil"
+            .parse::<crate::ColumnList>()
+            .unwrap()
+            .0;
+        let w = widths(&cols, 150, true).unwrap();
+        assert_eq!(w, vec![7, 5, 3, 15, 15, 47, 47, 10]);
+        let w = widths(&cols, 150, false).unwrap();
+        assert_eq!(w.iter().sum::<usize>() + cols.len() - 1, 150);
+        let e = widths(&cols, 54, true).unwrap_err();
+        assert_eq!(e.need, 55);
+        assert_eq!(
+            e.to_string(),
+            "-w 54 is too narrow: columns idx,dir,sub,mod,op,kernel,params,sil need a width of at least 55"
+        );
+        assert!(widths(&cols, 55, true).is_ok());
+        assert!(widths(&cols, 55, false).is_err());
+    }
+
+    #[test]
+    fn padding() {
+        let mut s = String::new();
+        pad_text(&mut s, "Direction", 5);
+        pad_right(&mut s, "12", 4);
+        pad_right(&mut s, "123456", 4);
+        pad_text(&mut s, "é", 2);
+        assert_eq!(s, "Direc  12123456é ");
+    }
+}
