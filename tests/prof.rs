@@ -404,7 +404,54 @@ fn csv_and_width_conflict() {
 fn missing_file_exits_1() {
     let out = run(rprof().args(["prof", "/nonexistent/net.dict"]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(one_line_stderr(&out).contains("cannot open /nonexistent/net.dict"));
+    assert!(one_line_stderr(&out).contains("/nonexistent/net.dict: no such file"));
+}
+
+/// `rprof prof` takes a profile too and parses it first: the same rows as
+/// `rprof parse | rprof prof`, for nvprof, nsys and Kineto inputs.
+#[test]
+fn profile_input_equals_parse_then_prof() {
+    let mut inputs = vec![
+        crate::util::fixture("profiling-lm/net.sql"),
+        crate::util::fixture("nsys-ai/mfu_2gpu_before.sqlite"),
+    ];
+    if let Some(c) = crate::util::corpus() {
+        inputs.push(c.join("kineto-hta/alexnet_benchmark_trace.json.gz"));
+    }
+    for f in inputs {
+        for compat in [false, true] {
+            if compat && !f.ends_with("net.sql") {
+                continue;
+            }
+            let mut parse = rprof();
+            parse.args(["parse", "-q"]);
+            let mut prof = rprof();
+            prof.args(["prof", "-q", "-c", "all", "--csv"]);
+            if compat {
+                parse.arg("--compat");
+                prof.arg("--compat");
+            }
+            let records = run(parse.arg(&f));
+            assert!(records.status.success());
+            let dir = tempfile::tempdir().unwrap();
+            let dict = dir.path().join("r.dict");
+            std::fs::write(&dict, &records.stdout).unwrap();
+            let via_dict = run(prof.arg(&dict));
+            let mut direct = rprof();
+            direct.args(["prof", "-q", "-c", "all", "--csv"]);
+            if compat {
+                direct.arg("--compat");
+            }
+            let direct = run(direct.arg(&f));
+            assert!(
+                via_dict.status.success() && direct.status.success(),
+                "{}",
+                f.display()
+            );
+            assert!(via_dict.stdout == direct.stdout, "{}", f.display());
+            assert!(direct.stdout.len() > 1000);
+        }
+    }
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 mod args;
 mod cmd;
+mod input;
 mod out;
 
 use std::io::Write;

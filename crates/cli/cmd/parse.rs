@@ -61,6 +61,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             source: trace.source.as_str().into(),
             producer: trace.producer.clone(),
             compat: args.compat,
+            devices: trace.devices.clone(),
         };
         serde_json::to_writer(&mut w, &header)?;
         w.write_all(b"\n")?;

@@ -7,12 +7,10 @@
 //! order. The first chunk is small and flushed at once, so the first row
 //! appears before the input is read to the end.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, anyhow};
 use clap::Args;
 use rayon::prelude::*;
 use rprof_ops::{
@@ -20,8 +18,9 @@ use rprof_ops::{
     estimate_kernel,
 };
 use rprof_report::{ColumnList, DEFAULT_COLUMNS, Format, Printer, Row};
-use rprof_trace::record::{Line, Record, read_line};
+use rprof_trace::record::Record;
 
+use crate::input::{self, Input};
 use crate::out::{self, UsageError};
 
 /// Print one row per GPU kernel: op, params, FLOPs, bytes, tensor cores.
@@ -59,7 +58,8 @@ pub struct ProfArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Records to read (`-` or absent: standard input).
+    /// Records to read (`-` or absent: standard input), or a profile (nsys
+    /// or nvprof SQLite, Kineto trace), which is parsed first.
     pub file: Option<PathBuf>,
 }
 
@@ -72,53 +72,6 @@ fn after_help() -> String {
          rprof parse net.sqlite | rprof prof -c op,flops | awk 'NR > 1 {{f[$1] += $2}} END {{for (o in f) print o, f[o]}}'",
         rprof_report::column::help_table()
     )
-}
-
-/// Lines per chunk: small first (the first row shows at once), then larger.
-const FIRST_CHUNK: usize = 64;
-const MAX_CHUNK: usize = 4096;
-
-/// Line reader that reuses its buffers across chunks.
-struct Lines {
-    input: Box<dyn BufRead>,
-    bufs: Vec<String>,
-    /// Line number of `bufs[0]` (1-based).
-    first_line: u64,
-    len: usize,
-}
-
-impl Lines {
-    /// Read up to `max` lines. Returns the error that stopped reading, if
-    /// any, after the lines read before it.
-    fn fill(&mut self, max: usize) -> Option<(u64, io::Error)> {
-        self.first_line += self.len as u64;
-        self.len = 0;
-        while self.len < max {
-            if self.bufs.len() <= self.len {
-                self.bufs.push(String::new());
-            }
-            let buf = &mut self.bufs[self.len];
-            buf.clear();
-            match self.input.read_line(buf) {
-                Ok(0) => break,
-                Ok(_) => self.len += 1,
-                Err(e) => return Some((self.first_line + self.len as u64, e)),
-            }
-        }
-        None
-    }
-
-    fn lines(&self) -> &[String] {
-        &self.bufs[..self.len]
-    }
-}
-
-/// Parse one line (`None`: blank or header).
-fn parse(line: &str) -> Result<Option<Record<'_>>, String> {
-    match read_line(line)? {
-        Line::Blank | Line::Header(_) => Ok(None),
-        Line::Record(r) => Ok(Some(*r)),
-    }
 }
 
 /// The decoded first marker of each record: from the cache, else decoded
@@ -171,60 +124,29 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         rprof_report::printer::widths(&columns.0, w, args.compat)
             .map_err(|e| UsageError(e.to_string()))?;
     }
-    let (input, name): (Box<dyn BufRead>, String) = match args.file.as_deref() {
-        Some(p) if p != std::path::Path::new("-") => {
-            let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-            (
-                Box::new(BufReader::with_capacity(1 << 16, f)),
-                p.display().to_string(),
-            )
-        }
-        _ => (
-            Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
-            "<stdin>".to_owned(),
-        ),
-    };
+    let source = Input::detect(args.file.as_deref())?;
+    let name = source.name();
     let mut printer = Printer::new(out::writer(None)?, &columns.0, format, args.compat)
         .map_err(|e| UsageError(e.to_string()))?;
     printer.write_header()?;
-    let mut lines = Lines {
-        input,
-        bufs: Vec::new(),
-        first_line: 1,
-        len: 0,
-    };
     let mut engine = Engine::new(mode);
     let mut cache = MarkerCache::default();
     let mut summary = Summary::default();
     let mut idx = 0u64;
-    let mut chunk = FIRST_CHUNK;
     let mut flushed = false;
-    loop {
-        let read_error = lines.fill(chunk);
-        if lines.len == 0 && read_error.is_none() {
-            break;
-        }
-        let parsed: Vec<Result<Option<Record<'_>>, String>> =
-            lines.lines().par_iter().map(|l| parse(l)).collect();
-        let mut recs = Vec::with_capacity(parsed.len());
-        let mut error = None;
-        for (i, p) in parsed.into_iter().enumerate() {
-            match p {
-                Ok(None) => {}
-                Ok(Some(rec)) => recs.push(rec),
-                Err(msg) => {
-                    error = Some(anyhow!("{name}:{}: {msg}", lines.first_line + i as u64));
-                    break;
-                }
-            }
-        }
-        let decoded = markers(&recs, &mut cache);
-        let items: Vec<(u64, Record<'_>, Resolved)> = recs
-            .into_iter()
+    let opts = input::Options {
+        compat: args.compat,
+        memops: false,
+        quiet: args.quiet,
+    };
+    let result = input::for_each_chunk(&source, opts, |recs, _| {
+        let decoded = markers(recs, &mut cache);
+        let items: Vec<(u64, &Record<'_>, Resolved)> = recs
+            .iter()
             .zip(decoded)
             .map(|(rec, marker)| {
                 idx += 1;
-                let res = engine.resolve(&rec, marker);
+                let res = engine.resolve(rec, marker);
                 (idx, rec, res)
             })
             .collect();
@@ -236,23 +158,14 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
             summary.add(*i, &k.estimate.outcome, k.op);
             printer.write_row(&Row::new(*i, rec, k, args.compat))?;
         }
-        if let Some(e) = error {
-            printer.flush()?;
-            return Err(e);
-        }
-        if let Some((line, e)) = read_error {
-            printer.flush()?;
-            return Err(
-                anyhow::Error::new(e).context(format!("{name}:{line}: cannot read the line"))
-            );
-        }
         if !flushed {
             printer.flush()?;
             flushed = true;
         }
-        chunk = (chunk * 2).min(MAX_CHUNK);
-    }
+        Ok(())
+    });
     printer.flush()?;
+    result?;
     if !args.quiet {
         let mut err = io::stderr().lock();
         for m in summary.messages(mode) {

@@ -324,5 +324,8 @@ fn record<'t>(
         stack,
         domains,
         bad_time: k.end_ns <= k.start_ns,
+        kineto_blocks_per_sm: k.kineto.as_ref().and_then(|x| x.blocks_per_sm),
+        kineto_warps_per_sm: k.kineto.as_ref().and_then(|x| x.warps_per_sm),
+        kineto_occupancy_pct: k.kineto.as_ref().and_then(|x| x.occupancy_pct),
     }
 }

@@ -36,6 +36,9 @@ pub struct Header {
     /// True when written with `--compat`.
     #[serde(default)]
     pub compat: bool,
+    /// The GPUs the profile describes (limits for occupancy estimates).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::model::DeviceInfo>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -185,6 +188,27 @@ pub struct Record<'a> {
     /// True when the kernel ended no later than it started (kept, duration 0).
     #[serde(rename = "badTime", default, skip_serializing_if = "is_false")]
     pub bad_time: bool,
+    /// The PyTorch profiler's `blocks per SM` (Kineto input).
+    #[serde(
+        rename = "kinetoBlocksPerSm",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kineto_blocks_per_sm: Option<f64>,
+    /// The PyTorch profiler's `warps per SM`.
+    #[serde(
+        rename = "kinetoWarpsPerSm",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kineto_warps_per_sm: Option<f64>,
+    /// The PyTorch profiler's `est. achieved occupancy %`.
+    #[serde(
+        rename = "kinetoOccupancy",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kineto_occupancy_pct: Option<f64>,
 }
 
 fn yes() -> bool {
@@ -243,6 +267,9 @@ impl Record<'_> {
             stack: own_v(self.stack),
             domains: own_v(self.domains),
             bad_time: self.bad_time,
+            kineto_blocks_per_sm: self.kineto_blocks_per_sm,
+            kineto_warps_per_sm: self.kineto_warps_per_sm,
+            kineto_occupancy_pct: self.kineto_occupancy_pct,
         }
     }
 
@@ -316,6 +343,9 @@ impl Record<'_> {
         if self.bad_time {
             w.raw(",\"badTime\":true");
         }
+        w.opt_float("kinetoBlocksPerSm", self.kineto_blocks_per_sm);
+        w.opt_float("kinetoWarpsPerSm", self.kineto_warps_per_sm);
+        w.opt_float("kinetoOccupancy", self.kineto_occupancy_pct);
         w.raw("}\n");
     }
 
@@ -589,6 +619,17 @@ impl JsonWriter<'_> {
         self.out.push(b']');
     }
 
+    /// A float as serde_json writes it (`null` when not finite); floats are
+    /// rare (Kineto occupancy figures), so serde_json itself writes them.
+    fn opt_float(&mut self, key: &str, v: Option<f64>) {
+        if let Some(v) = v {
+            self.key(key);
+            if serde_json::to_writer(&mut *self.out, &v).is_err() {
+                self.raw("null");
+            }
+        }
+    }
+
     fn opt_int(&mut self, key: &str, v: Option<i64>) {
         if let Some(v) = v {
             self.key(key);
@@ -748,6 +789,9 @@ mod tests {
                 stack: lists[7].clone(),
                 domains: lists[0].clone(),
                 bad_time: flags[1],
+                kineto_blocks_per_sm: opts[3].map(|x| x as f64 / 7.0),
+                kineto_warps_per_sm: opts[4].map(|x| x as f64 * 1e-300),
+                kineto_occupancy_pct: opts[5].map(|x| (x % 101) as f64),
             };
             let mut ours = Vec::new();
             r.write_json(&mut ours);
