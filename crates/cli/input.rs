@@ -76,12 +76,6 @@ pub struct Info {
     pub devices: Vec<DeviceInfo>,
 }
 
-/// Lines per chunk of a record file: small first, so the first row shows at
-/// once, then larger.
-pub const FIRST_CHUNK: usize = 64;
-/// Largest chunk.
-pub const MAX_CHUNK: usize = 4096;
-
 /// Feed every record of `input` to `each`, a chunk at a time, in order.
 /// Records of a profile borrow from the parsed trace; those of a record
 /// file from the lines being read.
@@ -168,76 +162,110 @@ fn summary(trace: &Trace, records: u64, without_nvtx: u64) {
     }
 }
 
-/// Line reader that reuses its buffers across chunks.
-struct Lines {
-    input: Box<dyn BufRead>,
-    bufs: Vec<String>,
-    /// Line number of `bufs[0]` (1-based).
-    first_line: u64,
-    len: usize,
+/// Reads a record file in blocks of whole lines: one buffer, refilled in
+/// place, split at newlines; the lines of a block are parsed in parallel
+/// straight from the buffer.
+struct Blocks {
+    input: Box<dyn Read>,
+    buf: Vec<u8>,
+    /// Bytes of `buf` that belong to the block returned last.
+    used: usize,
+    /// Bytes of `buf` read from the input.
+    filled: usize,
+    eof: bool,
 }
 
-impl Lines {
-    /// Read up to `max` lines. Returns the error that stopped reading, if
-    /// any, after the lines read before it.
-    fn fill(&mut self, max: usize) -> Option<(u64, io::Error)> {
-        self.first_line += self.len as u64;
-        self.len = 0;
-        while self.len < max {
-            if self.bufs.len() <= self.len {
-                self.bufs.push(String::new());
+impl Blocks {
+    /// The next block of complete lines, at least `want` bytes unless the
+    /// input ends first (`None` at the end).
+    fn next(&mut self, want: usize) -> io::Result<Option<&[u8]>> {
+        // keep the partial line after the previous block
+        self.buf.copy_within(self.used..self.filled, 0);
+        self.filled -= self.used;
+        self.used = 0;
+        loop {
+            if let Some(end) = (self.filled >= want || self.eof)
+                .then(|| memchr::memrchr(b'\n', &self.buf[..self.filled]))
+                .flatten()
+            {
+                self.used = end + 1;
+                return Ok(Some(&self.buf[..self.used]));
             }
-            let buf = &mut self.bufs[self.len];
-            buf.clear();
-            match self.input.read_line(buf) {
-                Ok(0) => break,
-                Ok(_) => self.len += 1,
-                Err(e) => return Some((self.first_line + self.len as u64, e)),
+            if self.eof {
+                if self.filled == 0 {
+                    return Ok(None);
+                }
+                // a last line without a newline
+                self.used = self.filled;
+                return Ok(Some(&self.buf[..self.used]));
+            }
+            if self.buf.len() < self.filled + want.max(1 << 16) {
+                self.buf.resize(self.filled + want.max(1 << 16), 0);
+            }
+            match self.input.read(&mut self.buf[self.filled..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
-        None
-    }
-
-    fn lines(&self) -> &[String] {
-        &self.bufs[..self.len]
     }
 }
+
+/// Bytes per block of a record file: small first, so the first row shows at
+/// once, then larger.
+const FIRST_BLOCK: usize = 64 << 10;
+const MAX_BLOCK: usize = 8 << 20;
 
 fn records(
     path: Option<&Path>,
     mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
-    let (input, name): (Box<dyn BufRead>, String) = match path {
+    let (input, name): (Box<dyn Read>, String) = match path {
         Some(p) => {
             let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-            (
-                Box::new(BufReader::with_capacity(1 << 16, f)),
-                p.display().to_string(),
-            )
+            (Box::new(f), p.display().to_string())
         }
-        None => (
-            Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
-            "<stdin>".to_owned(),
-        ),
+        None => (Box::new(io::stdin()), "<stdin>".to_owned()),
     };
     let mut info = Info {
         name,
         devices: Vec::new(),
     };
-    let mut lines = Lines {
+    let mut blocks = Blocks {
         input,
-        bufs: Vec::new(),
-        first_line: 1,
-        len: 0,
+        buf: Vec::new(),
+        used: 0,
+        filled: 0,
+        eof: false,
     };
-    let mut chunk = FIRST_CHUNK;
+    let mut want = FIRST_BLOCK;
+    let mut first_line = 1u64;
     loop {
-        let read_error = lines.fill(chunk);
-        if lines.len == 0 && read_error.is_none() {
-            break;
+        let block = match blocks.next(want) {
+            Ok(Some(b)) => b,
+            Ok(None) => break,
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("{}:{first_line}: cannot read the line", info.name)));
+            }
+        };
+        let mut lines: Vec<&[u8]> = Vec::with_capacity(block.len() / 256);
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', block) {
+            lines.push(&block[start..nl]);
+            start = nl + 1;
         }
-        let parsed: Vec<Result<Line<'_>, String>> =
-            lines.lines().par_iter().map(|l| read_line(l)).collect();
+        if start < block.len() {
+            lines.push(&block[start..]);
+        }
+        let parsed: Vec<Result<Line<'_>, String>> = lines
+            .par_iter()
+            .map(|l| {
+                let l = std::str::from_utf8(l).map_err(|e| format!("not UTF-8 text ({e})"))?;
+                read_line(l)
+            })
+            .collect();
         let mut recs = Vec::with_capacity(parsed.len());
         let mut error = None;
         for (i, p) in parsed.into_iter().enumerate() {
@@ -246,11 +274,7 @@ fn records(
                 Ok(Line::Header(h)) => info.devices = h.devices,
                 Ok(Line::Record(rec)) => recs.push(*rec),
                 Err(msg) => {
-                    error = Some(anyhow!(
-                        "{}:{}: {msg}",
-                        info.name,
-                        lines.first_line + i as u64
-                    ));
+                    error = Some(anyhow!("{}:{}: {msg}", info.name, first_line + i as u64));
                     break;
                 }
             }
@@ -259,11 +283,8 @@ fn records(
         if let Some(e) = error {
             return Err(e);
         }
-        if let Some((line, e)) = read_error {
-            return Err(anyhow::Error::new(e)
-                .context(format!("{}:{line}: cannot read the line", info.name)));
-        }
-        chunk = (chunk * 2).min(MAX_CHUNK);
+        first_line += lines.len() as u64;
+        want = (want * 2).min(MAX_BLOCK);
     }
     Ok(info)
 }

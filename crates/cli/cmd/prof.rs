@@ -126,9 +126,14 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
     }
     let source = Input::detect(args.file.as_deref())?;
     let name = source.name();
-    let mut printer = Printer::new(out::writer(None)?, &columns.0, format, args.compat)
-        .map_err(|e| UsageError(e.to_string()))?;
-    printer.write_header()?;
+    // rows are rendered in parallel by printers over byte buffers and
+    // written here in order
+    let printer =
+        |cap: usize| Printer::new(Vec::with_capacity(cap), &columns.0, format, args.compat);
+    let mut header = printer(256).map_err(|e| UsageError(e.to_string()))?;
+    header.write_header()?;
+    let mut out = out::writer(None)?;
+    out.write_all(&header.into_inner()?)?;
     let mut engine = Engine::new(mode);
     let mut cache = MarkerCache::default();
     let mut summary = Summary::default();
@@ -150,21 +155,35 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
                 (idx, rec, res)
             })
             .collect();
-        let estimates: Vec<KernelEstimate<'_>> = items
-            .par_iter()
-            .map(|(_, rec, res)| estimate_kernel(rec, res, mode))
+        // the models and the row text are independent per record: both run
+        // in parallel, in parts that are written in order
+        let parts: Vec<io::Result<(Vec<u8>, Vec<KernelEstimate<'_>>)>> = items
+            .par_chunks(256)
+            .map(|part| {
+                let mut p = printer(part.len() * 128).map_err(io::Error::other)?;
+                let mut estimates = Vec::with_capacity(part.len());
+                for (i, rec, res) in part {
+                    let k = estimate_kernel(rec, res, mode);
+                    p.write_row(&Row::new(*i, rec, &k, args.compat))?;
+                    estimates.push(k);
+                }
+                Ok((p.into_inner()?, estimates))
+            })
             .collect();
-        for ((i, rec, _), k) in items.iter().zip(&estimates) {
-            summary.add(*i, &k.estimate.outcome, k.op);
-            printer.write_row(&Row::new(*i, rec, k, args.compat))?;
+        for (part, (items, _)) in parts.into_iter().zip(items.chunks(256).map(|c| (c, ()))) {
+            let (bytes, estimates) = part?;
+            for ((i, _, _), k) in items.iter().zip(&estimates) {
+                summary.add(*i, &k.estimate.outcome, k.op);
+            }
+            out.write_all(&bytes)?;
         }
         if !flushed {
-            printer.flush()?;
+            out.flush()?;
             flushed = true;
         }
         Ok(())
     });
-    printer.flush()?;
+    out.flush()?;
     result?;
     if !args.quiet {
         let mut err = io::stderr().lock();
