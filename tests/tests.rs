@@ -4,5 +4,6 @@
 #[macro_use]
 mod util;
 
+mod kineto;
 mod parse;
 mod prof;

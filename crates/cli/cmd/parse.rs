@@ -112,9 +112,14 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         if stats.skipped_null > 0 {
             let _ = writeln!(
                 e,
-                "rprof: {}: skipped {} kernel rows with NULL start or end",
+                "rprof: {}: skipped {} kernel rows with {}",
                 path.display(),
-                stats.skipped_null
+                stats.skipped_null,
+                if trace.source == rprof_trace::model::Source::Kineto {
+                    "a missing or mistyped name or time"
+                } else {
+                    "NULL start or end"
+                }
             );
         }
         if stats.non_positive_duration > 0 {

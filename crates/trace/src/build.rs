@@ -20,7 +20,7 @@ use crate::sequence::SeqState;
 use crate::strings::StrRef;
 
 /// Kernels per chunk: bounds memory, keeps the parallel part busy.
-pub const CHUNK: usize = 16 * 1024;
+pub const CHUNK: usize = 4 * 1024;
 
 /// How to build records.
 #[derive(Clone, Copy, Debug, Default)]
