@@ -176,9 +176,31 @@ pub fn build(
                 texts
             })
             .collect();
+        // Work out each distinct text once: kernels of a chunk share most of
+        // their enclosing ranges (a layer range encloses thousands).
+        let mut slot: HashMap<usize, u32> = HashMap::default();
+        let mut distinct: Vec<&str> = Vec::new();
+        for texts in &candidates {
+            for t in texts {
+                slot.entry(t.as_ptr() as usize).or_insert_with(|| {
+                    distinct.push(t);
+                    distinct.len() as u32 - 1
+                });
+            }
+        }
+        let prepared: Vec<markers::Prepared<'_>> = distinct
+            .par_iter()
+            .map(|t| markers::prepare(t, compat))
+            .collect();
         let classified: Vec<Classified<'_>> = candidates
             .par_iter()
-            .map(|texts| markers::classify(texts, compat))
+            .map(|texts| {
+                let pre: Vec<&markers::Prepared<'_>> = texts
+                    .iter()
+                    .map(|t| &prepared[slot[&(t.as_ptr() as usize)] as usize])
+                    .collect();
+                markers::classify_prepared(texts, &pre, compat)
+            })
             .collect();
         let mut records = Vec::with_capacity(chunk.len());
         for (&ki, c) in chunk.iter().zip(classified) {

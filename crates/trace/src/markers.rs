@@ -114,21 +114,99 @@ fn piece<'a>(s: &'a str, sep: &str, n: usize) -> &'a str {
     s.split(sep).nth(n).unwrap_or("")
 }
 
+/// What can be worked out from one marker text alone: the expensive part of
+/// classification (dict parsing), done once per distinct text even when
+/// thousands of kernels share the same enclosing ranges.
+#[derive(Clone, Debug)]
+pub struct Prepared<'a> {
+    class: Class,
+    head: stock::Head<'a>,
+    /// PyProf argument marker: `(op, mod)`; `None` when it does not decode.
+    op_mod: Option<(String, String)>,
+    /// Trace marker: the frames PyProf keeps; `None` when it does not decode.
+    frames: Option<Vec<String>>,
+    /// Fixed mode: looks like a dict but does not parse (kept as "other").
+    bad_dict: bool,
+}
+
+/// Prepare one marker text for [`classify_prepared`].
+pub fn prepare(t: &str, compat: bool) -> Prepared<'_> {
+    let head = stock::parse_head(t);
+    let parsed = if compat { None } else { parse_dict(t) };
+    let bad_dict = !compat && parsed.is_none() && t.starts_with('{');
+    let class = if compat {
+        class_compat(t)
+    } else {
+        class_fixed(t, parsed.as_ref(), &head)
+    };
+    let dict = || {
+        if compat {
+            parse_dict(t)
+        } else {
+            parsed.clone()
+        }
+    };
+    let (op_mod, frames) = match class {
+        Class::PyProf => {
+            let v = dict();
+            let op_mod = v
+                .as_ref()
+                .and_then(|v| Some((v.get("op").map(value_text)?, v.get("mod").map(value_text)?)));
+            (op_mod, None)
+        }
+        Class::Trace => {
+            let frames = dict()
+                .as_ref()
+                .and_then(|v| v.get("traceMarker"))
+                .and_then(Value::as_seq)
+                .map(|frames| {
+                    frames
+                        .iter()
+                        .filter_map(|f| match f {
+                            Value::Str(s) if !TRACE_SKIP.iter().any(|skip| s.contains(skip)) => {
+                                Some(s.clone())
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                });
+            (None, frames)
+        }
+        _ => (None, None),
+    };
+    Prepared {
+        class,
+        head,
+        op_mod,
+        frames,
+        bad_dict,
+    }
+}
+
 /// Classify the texts of the ranges enclosing a kernel (outermost first).
 pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
+    let prepared: Vec<Prepared<'a>> = texts.iter().map(|t| prepare(t, compat)).collect();
+    let refs: Vec<&Prepared<'a>> = prepared.iter().collect();
+    classify_prepared(texts, &refs, compat)
+}
+
+/// [`classify`] with each text's [`prepare`]d form given (`prepared[i]`
+/// belongs to `texts[i]`).
+pub fn classify_prepared<'a>(
+    texts: &[&'a str],
+    prepared: &[&Prepared<'a>],
+    compat: bool,
+) -> Classified<'a> {
     let mut out = Classified::default();
-    let mut traces: Vec<&'a str> = Vec::new();
+    let mut traces: Vec<&Prepared<'a>> = Vec::new();
     let mut seqs: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
     let mut others: Vec<&'a str> = Vec::new();
-    let mut pyprof_dicts: Vec<Option<Value>> = Vec::new();
-    let texts: Vec<&'a str> = texts
-        .iter()
-        .copied()
-        .filter(|t| !t.contains("CheckpointFunctionBackward"))
-        .collect();
     let mut backward = false;
-    for &t in &texts {
-        let head = stock::parse_head(t);
+    for (&t, &p) in texts.iter().zip(prepared) {
+        if t.contains("CheckpointFunctionBackward") {
+            continue;
+        }
+        let head = p.head;
         // [B14]: in the fixed mode a kernel is backward when a backward node
         // with a sequence number (`…Backward`, `…Backward0`, `…Backward1`,
         // `…_backward`) or an autograd `evaluate_function` wrapper encloses
@@ -141,21 +219,21 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         {
             backward = true;
         }
-        let parsed = if compat { None } else { parse_dict(t) };
-        if !compat && parsed.is_none() && t.starts_with('{') {
+        if p.bad_dict {
             // kept as an "other" marker, and counted
             out.undecodable += 1;
         }
-        let class = if compat {
-            class_compat(t)
-        } else {
-            class_fixed(t, parsed.as_ref(), &head)
-        };
-        match class {
+        match p.class {
             Class::PyProf => {
                 out.consumed.push(t);
                 out.marker.push(Cow::Borrowed(t));
-                pyprof_dicts.push(if compat { parse_dict(t) } else { parsed });
+                match &p.op_mod {
+                    Some((op, md)) => {
+                        out.op.push(Cow::Owned(op.clone()));
+                        out.mod_.push(Cow::Owned(md.clone()));
+                    }
+                    None => out.undecodable += 1,
+                }
             }
             Class::Layer => {
                 let name = if compat {
@@ -167,7 +245,7 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
             }
             Class::Trace => {
                 out.consumed.push(t);
-                traces.push(t);
+                traces.push(p);
             }
             Class::Repr => {
                 out.consumed.push(t);
@@ -180,20 +258,8 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
 
     // trace: the innermost trace marker's frames, PyProf's files removed
     if let Some(last) = traces.last() {
-        match parse_dict(last)
-            .as_ref()
-            .and_then(|v| v.get("traceMarker"))
-            .and_then(Value::as_seq)
-        {
-            Some(frames) => {
-                for f in frames {
-                    if let Value::Str(s) = f
-                        && !TRACE_SKIP.iter().any(|skip| s.contains(skip))
-                    {
-                        out.trace.push(Cow::Owned(s.clone()));
-                    }
-                }
-            }
+        match &last.frames {
+            Some(frames) => out.trace = frames.iter().map(|f| Cow::Owned(f.clone())).collect(),
             None => out.undecodable += 1,
         }
     }
@@ -260,23 +326,7 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
         backward
     };
 
-    // mod / op
-    for v in pyprof_dicts.iter() {
-        match v {
-            Some(v) => {
-                let op = v.get("op").map(value_text);
-                let md = v.get("mod").map(value_text);
-                match (op, md) {
-                    (Some(op), Some(md)) => {
-                        out.op.push(Cow::Owned(op));
-                        out.mod_.push(Cow::Owned(md));
-                    }
-                    _ => out.undecodable += 1,
-                }
-            }
-            None => out.undecodable += 1,
-        }
-    }
+    // mod / op: PyProf argument markers were read above
     if out.op.is_empty() {
         for &(s, h) in &kept {
             let backward = if compat {
