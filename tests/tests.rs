@@ -4,6 +4,9 @@
 #[macro_use]
 mod util;
 
+mod export;
+mod gpu;
 mod kineto;
 mod parse;
 mod prof;
+mod summary;

@@ -29,6 +29,10 @@ pub enum Command {
     Parse(ParseArgs),
     /// Print records as a table: op, params, FLOPs, bytes, tensor cores.
     Prof(super::cmd::prof::ProfArgs),
+    // the help of these three is the doc comment of their argument structs
+    Summary(super::cmd::summary::SummaryArgs),
+    Gpu(super::cmd::gpu::GpuArgs),
+    Export(super::cmd::export::ExportArgs),
 }
 
 /// Record line format.

@@ -19,6 +19,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         args::Command::Parse(a) => cmd::parse::run(&a),
         args::Command::Prof(a) => cmd::prof::run(&a),
+        args::Command::Summary(a) => cmd::summary::run(&a),
+        args::Command::Gpu(a) => cmd::gpu::run(&a),
+        args::Command::Export(a) => cmd::export::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

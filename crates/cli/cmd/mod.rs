@@ -1,4 +1,7 @@
 //! One module per subcommand.
 
+pub mod export;
+pub mod gpu;
 pub mod parse;
 pub mod prof;
+pub mod summary;

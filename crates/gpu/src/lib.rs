@@ -1,11 +1,13 @@
 //! rprof-gpu: what the GPU can do, for rprof's efficiency views.
 //!
+//! - [`device`]: which GPU a kernel ran on, its limits and peaks;
 //! - [`limits`]: per-SM resources, from the profile or a compute-capability
 //!   table;
 //! - [`occupancy`]: the CUDA occupancy rules and the PyTorch profiler's
 //!   estimated achieved occupancy and SM efficiency;
 //! - [`spec`]: peak FLOP/s and memory bandwidth of known GPUs;
 //! - [`timeline`]: busy time, utilization, time-weighted means;
+//! - [`usage`]: one device's kernels accumulated into those figures;
 //! - [`roofline`]: compute- or memory-bound, and the share of the roof.
 //!
 //! ```
@@ -16,8 +18,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod device;
 pub mod limits;
 pub mod occupancy;
 pub mod roofline;
 pub mod spec;
 pub mod timeline;
+pub mod usage;

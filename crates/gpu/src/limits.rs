@@ -41,6 +41,11 @@ pub struct Limits {
     pub smem_per_sm: i64,
     /// Shared memory one block may use (opt-in maximum), bytes.
     pub smem_per_block: i64,
+    /// Shared memory one block may use without opting in, bytes (48 KiB on
+    /// every GPU since compute capability 2.0). The PyTorch profiler's
+    /// occupancy estimate applies this limit (see
+    /// [`Limits::with_default_smem_limit`]).
+    pub smem_per_block_default: i64,
     /// Shared memory the system reserves per block, bytes (1 KiB on 8.0+).
     pub smem_reserved_per_block: i64,
     /// Shared memory allocation unit, bytes.
@@ -50,6 +55,9 @@ pub struct Limits {
     /// Where these numbers came from.
     pub source: LimitsSource,
 }
+
+/// The per-block shared memory limit without opt-in, bytes.
+pub const DEFAULT_SMEM_PER_BLOCK: i64 = 48 * 1024;
 
 /// (cc, max warps/SM, max blocks/SM, smem/SM KiB, smem/block opt-in KiB,
 /// reserved/block, smem unit, sub-partitions)
@@ -76,6 +84,17 @@ const CC_TABLE: &[CcRow] = &[
     ((12, 0), 48, 32, 100, 99, 1024, 128, 4),
 ];
 
+impl LimitsSource {
+    /// `file`, `file cc + cc table` or `assumed (cc 8.0)`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitsSource::File => "file",
+            LimitsSource::CcTable => "file cc + cc table",
+            LimitsSource::Assumed => "assumed (cc 8.0)",
+        }
+    }
+}
+
 impl Limits {
     /// Limits of compute capability `cc` from rprof's table (the nearest
     /// lower entry of the same major version, else the nearest lower one).
@@ -95,6 +114,7 @@ impl Limits {
             sub_partitions: parts,
             smem_per_sm: smem_sm * 1024,
             smem_per_block: smem_blk * 1024,
+            smem_per_block_default: DEFAULT_SMEM_PER_BLOCK,
             smem_reserved_per_block: reserved,
             smem_alloc_unit: unit,
             sm_count: None,
@@ -126,12 +146,28 @@ impl Limits {
             &mut l.smem_per_block,
             d.max_smem_per_block_optin.or(d.max_smem_per_block),
         );
+        if let Some(x) = d.max_smem_per_block.filter(|&x| x > 0) {
+            l.smem_per_block_default = x;
+        }
         if from_table && source == LimitsSource::File {
             source = LimitsSource::CcTable;
         }
         l.sm_count = d.sm_count.filter(|&n| n > 0);
         l.source = source;
         l
+    }
+
+    /// These limits as the PyTorch profiler (Kineto) applies them: its
+    /// occupancy call (`cudaOccMaxActiveBlocksPerMultiprocessor` with
+    /// `FUNC_SHMEM_LIMIT_DEFAULT`) checks a block's shared memory against
+    /// the default per-block limit (48 KiB), not the opt-in maximum the
+    /// kernel actually ran with, so it rates every kernel using more than
+    /// 48 KiB at 0 resident blocks.
+    pub fn with_default_smem_limit(&self) -> Limits {
+        Limits {
+            smem_per_block: self.smem_per_block_default.min(self.smem_per_block),
+            ..self.clone()
+        }
     }
 
     fn default_assumed() -> Limits {
@@ -154,6 +190,7 @@ fn assumed_8_0() -> Limits {
         sub_partitions: 4,
         smem_per_sm: 164 * 1024,
         smem_per_block: 163 * 1024,
+        smem_per_block_default: DEFAULT_SMEM_PER_BLOCK,
         smem_reserved_per_block: 1024,
         smem_alloc_unit: 128,
         sm_count: None,
@@ -196,6 +233,8 @@ mod tests {
         assert_eq!(l.source, LimitsSource::File);
         assert_eq!(l.smem_per_block, 166_912);
         assert_eq!(l.sm_count, Some(108));
+        assert_eq!(l.smem_per_block_default, 49152);
+        assert_eq!(l.with_default_smem_limit().smem_per_block, 49152);
         let partial = DeviceInfo {
             cc_major: Some(7),
             cc_minor: Some(0),

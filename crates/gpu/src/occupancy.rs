@@ -54,6 +54,18 @@ pub enum Limiter {
     SharedMemory,
 }
 
+impl Limiter {
+    /// `blocks`, `warps`, `registers`, `shared memory`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limiter::Blocks => "blocks",
+            Limiter::Warps => "warps",
+            Limiter::Registers => "registers",
+            Limiter::SharedMemory => "shared memory",
+        }
+    }
+}
+
 /// Theoretical occupancy of one launch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Occupancy {
@@ -140,6 +152,26 @@ pub fn estimated_achieved(l: &Limits, launch: &Launch) -> Option<f64> {
     Some(per_sm.min(active) * launch.threads_per_block() as f64 / threads_per_sm)
 }
 
+/// Kineto's estimated achieved occupancy as it writes it: an integer
+/// percent, `(int)(0.5 + occupancy × 100)`, computed in `float` as its
+/// `kernelOccupancy` does, with the default 48 KiB per-block shared memory
+/// limit ([`Limits::with_default_smem_limit`]). `None` without an SM count.
+pub fn kineto_percent(l: &Limits, launch: &Launch) -> Option<i64> {
+    let sms = l.sm_count.filter(|&n| n > 0)?;
+    let kl = l.with_default_smem_limit();
+    let active = occupancy(&kl, launch).active_blocks as f32;
+    let per_sm = launch.blocks() as f32 / sms as f32;
+    let threads_per_sm = (kl.max_warps_per_sm * kl.warp_size) as f32;
+    let occ = per_sm.min(active) * launch.threads_per_block() as f32 / threads_per_sm;
+    Some(round_percent(f64::from(occ)))
+}
+
+/// An occupancy (0..=1) as Kineto rounds it to a percent:
+/// `(int)(0.5 + x × 100)`.
+pub fn round_percent(x: f64) -> i64 {
+    (0.5 + x * 100.0) as i64
+}
+
 /// Estimated SM efficiency of one kernel: the share of SMs its grid can
 /// keep busy, `min(blocks / SMs, 1)` (the PyTorch profiler's definition).
 pub fn sm_efficiency(launch: &Launch, sm_count: i64) -> Option<f64> {
@@ -217,6 +249,25 @@ mod tests {
         let est = estimated_achieved(&l, &k).unwrap();
         assert_eq!((est * 100.0 + 0.5) as i64, 4);
         assert!((sm_efficiency(&k, 108).unwrap() - 0.5925926).abs() < 1e-6);
+    }
+
+    /// Over 48 KiB of shared memory: the opt-in limit lets 2 blocks of
+    /// 80 KiB (+1 KiB reserved) share an SM's 164 KiB; Kineto's default
+    /// 48 KiB limit says the block does not fit at all.
+    #[test]
+    fn kineto_applies_the_default_smem_limit() {
+        let l = a100();
+        let k = launch(1000, 256, 32, 80 * 1024);
+        let o = occupancy(&l, &k);
+        assert_eq!((o.active_blocks, o.limiter), (2, Limiter::SharedMemory));
+        // 2 blocks × 256 threads / 2048 = 25 %
+        assert_eq!(round_percent(estimated_achieved(&l, &k).unwrap()), 25);
+        assert_eq!(kineto_percent(&l, &k), Some(0));
+        // exactly 48 KiB is allowed by both
+        let k = launch(64, 128, 90, 49152);
+        assert_eq!(kineto_percent(&l, &k), Some(4));
+        assert_eq!(round_percent(0.045), 5);
+        assert_eq!(round_percent(0.0449), 4);
     }
 
     proptest::proptest! {

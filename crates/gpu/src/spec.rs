@@ -95,7 +95,7 @@ pub fn lookup(device_name: &str) -> Option<&'static GpuSpec> {
 }
 
 /// Numeric class of an op's math, for picking the peak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MathClass {
     /// FP64.
     Fp64,
@@ -109,6 +109,36 @@ pub enum MathClass {
     Fp16,
     /// FP8 tensor cores.
     Fp8,
+}
+
+impl MathClass {
+    /// The class of an op's math from its element type (a dtype name as
+    /// rprof's params print it: `fp32`, `fp16`, `bf16`, `fp64`, `fp8e4m3`,
+    /// …) and whether its kernel uses tensor cores. No dtype: FP32, or
+    /// FP16 on tensor cores when the kernel uses them.
+    pub fn classify(dtype: Option<&str>, tensor_cores: bool) -> MathClass {
+        match (dtype, tensor_cores) {
+            (Some("fp64"), _) => MathClass::Fp64,
+            (Some(d), _) if d.starts_with("fp8") => MathClass::Fp8,
+            (Some("fp16" | "bf16"), true) => MathClass::Fp16Tensor,
+            (Some("fp16" | "bf16"), false) => MathClass::Fp16,
+            (Some("fp32"), true) => MathClass::Tf32,
+            (None, true) => MathClass::Fp16Tensor,
+            _ => MathClass::Fp32,
+        }
+    }
+
+    /// Short name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MathClass::Fp64 => "fp64",
+            MathClass::Fp32 => "fp32",
+            MathClass::Tf32 => "tf32 tc",
+            MathClass::Fp16Tensor => "fp16/bf16 tc",
+            MathClass::Fp16 => "fp16/bf16",
+            MathClass::Fp8 => "fp8 tc",
+        }
+    }
 }
 
 impl GpuSpec {
@@ -159,6 +189,32 @@ mod tests {
             360.0
         );
         assert!(lookup("Some Future GPU").is_none());
+    }
+
+    /// A row whose name contains an earlier row's name could never match.
+    #[test]
+    fn every_row_is_reachable() {
+        for (i, a) in GPUS.iter().enumerate() {
+            for b in &GPUS[i + 1..] {
+                assert!(!b.name.contains(a.name), "{} shadows {}", a.name, b.name);
+            }
+            assert_eq!(lookup(&format!("NVIDIA {}", a.name)).unwrap().name, a.name);
+        }
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(MathClass::classify(Some("fp32"), false), MathClass::Fp32);
+        assert_eq!(MathClass::classify(Some("fp32"), true), MathClass::Tf32);
+        assert_eq!(
+            MathClass::classify(Some("bf16"), true),
+            MathClass::Fp16Tensor
+        );
+        assert_eq!(MathClass::classify(Some("fp16"), false), MathClass::Fp16);
+        assert_eq!(MathClass::classify(Some("fp8e4m3"), true), MathClass::Fp8);
+        assert_eq!(MathClass::classify(Some("fp64"), true), MathClass::Fp64);
+        assert_eq!(MathClass::classify(None, true), MathClass::Fp16Tensor);
+        assert_eq!(MathClass::classify(Some("int64"), false), MathClass::Fp32);
     }
 
     #[test]

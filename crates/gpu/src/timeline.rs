@@ -2,8 +2,8 @@
 //! (utilization), overall and per fixed-width bucket, and a time-weighted
 //! mean of a per-kernel value (SM efficiency, occupancy).
 
-/// A kernel's GPU interval with a value to weight.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A kernel's GPU interval, `[start_ns, end_ns)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Busy {
     /// Start, ns.
     pub start_ns: i64,
@@ -11,56 +11,64 @@ pub struct Busy {
     pub end_ns: i64,
 }
 
-/// Length of the union of the intervals clipped to `[lo, hi)`, ns.
-pub fn union_ns(intervals: &[Busy], lo: i64, hi: i64) -> i64 {
-    let mut v: Vec<(i64, i64)> = intervals
+/// The union of `intervals` clipped to `[lo, hi)`, as sorted, disjoint,
+/// non-touching intervals (empty ones dropped).
+pub fn merge(intervals: &[Busy], lo: i64, hi: i64) -> Vec<Busy> {
+    let mut v: Vec<Busy> = intervals
         .iter()
-        .map(|b| (b.start_ns.max(lo), b.end_ns.min(hi)))
-        .filter(|(a, b)| b > a)
+        .map(|b| Busy {
+            start_ns: b.start_ns.max(lo),
+            end_ns: b.end_ns.min(hi),
+        })
+        .filter(|b| b.end_ns > b.start_ns)
         .collect();
     v.sort_unstable();
-    let mut total = 0i64;
-    let mut cur: Option<(i64, i64)> = None;
-    for (a, b) in v {
-        match cur {
-            Some((ca, cb)) if a <= cb => cur = Some((ca, cb.max(b))),
-            Some((ca, cb)) => {
-                total += cb - ca;
-                cur = Some((a, b));
-            }
-            None => cur = Some((a, b)),
+    let mut out: Vec<Busy> = Vec::with_capacity(v.len());
+    for b in v {
+        match out.last_mut() {
+            Some(last) if b.start_ns <= last.end_ns => last.end_ns = last.end_ns.max(b.end_ns),
+            _ => out.push(b),
         }
     }
-    if let Some((a, b)) = cur {
-        total += b - a;
-    }
-    total
+    out
+}
+
+/// Length of the union of the intervals clipped to `[lo, hi)`, ns: the
+/// time at least one of them is running.
+pub fn union_ns(intervals: &[Busy], lo: i64, hi: i64) -> i64 {
+    merge(intervals, lo, hi)
+        .iter()
+        .map(|b| b.end_ns - b.start_ns)
+        .sum()
 }
 
 /// Busy time per bucket of `width_ns` from `lo` to `hi` (the last bucket
 /// may be shorter). Returns `(bucket start, bucket length, busy)`.
+/// O(n log n + buckets): the union is built once and swept.
 pub fn buckets(intervals: &[Busy], lo: i64, hi: i64, width_ns: i64) -> Vec<(i64, i64, i64)> {
     let mut out = Vec::new();
     if width_ns <= 0 || hi <= lo {
         return out;
     }
-    // sort once, then sweep; a bucket sees the intervals overlapping it
-    let mut v: Vec<Busy> = intervals.to_vec();
-    v.sort_unstable_by_key(|b| (b.start_ns, b.end_ns));
-    let mut first = 0usize;
+    let merged = merge(intervals, lo, hi);
+    let mut i = 0usize;
     let mut start = lo;
     while start < hi {
-        let end = (start + width_ns).min(hi);
-        while first < v.len() && v[first].end_ns <= start && v[first].start_ns <= start {
-            first += 1;
+        let end = start.saturating_add(width_ns).min(hi);
+        let mut busy = 0i64;
+        // intervals ending before this bucket were passed for good; one that
+        // runs past the bucket's end is revisited by the next bucket
+        while let Some(b) = merged.get(i) {
+            if b.start_ns >= end {
+                break;
+            }
+            busy += b.end_ns.min(end) - b.start_ns.max(start);
+            if b.end_ns > end {
+                break;
+            }
+            i += 1;
         }
-        let overlapping: Vec<Busy> = v[first..]
-            .iter()
-            .take_while(|b| b.start_ns < end)
-            .filter(|b| b.end_ns > start)
-            .copied()
-            .collect();
-        out.push((start, end - start, union_ns(&overlapping, start, end)));
+        out.push((start, end - start, busy));
         start = end;
     }
     out
@@ -68,14 +76,38 @@ pub fn buckets(intervals: &[Busy], lo: i64, hi: i64, width_ns: i64) -> Vec<(i64,
 
 /// Σ value·duration / Σ duration (`None` when nothing has a value).
 pub fn time_weighted(items: impl IntoIterator<Item = (i64, Option<f64>)>) -> Option<f64> {
-    let (mut num, mut den) = (0.0f64, 0.0f64);
+    let mut w = Weighted::default();
     for (dur, v) in items {
-        if let Some(v) = v.filter(|v| v.is_finite()) {
-            num += v * dur.max(0) as f64;
-            den += dur.max(0) as f64;
+        w.add(dur, v);
+    }
+    w.mean()
+}
+
+/// A running duration-weighted mean: Σ value·duration / Σ duration over
+/// the items that have a (finite) value. Sums in the order items are added,
+/// so the result does not depend on thread count.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Weighted {
+    /// Σ value·duration.
+    pub sum: f64,
+    /// Σ duration of the items with a value, ns.
+    pub weight_ns: i64,
+}
+
+impl Weighted {
+    /// Add an item of `dur_ns` (negative counts as 0) with `value`.
+    pub fn add(&mut self, dur_ns: i64, value: Option<f64>) {
+        if let Some(v) = value.filter(|v| v.is_finite()) {
+            let d = dur_ns.max(0);
+            self.sum += v * d as f64;
+            self.weight_ns = self.weight_ns.saturating_add(d);
         }
     }
-    (den > 0.0).then(|| num / den)
+
+    /// The mean; `None` when no item with a value had any duration.
+    pub fn mean(&self) -> Option<f64> {
+        (self.weight_ns > 0).then(|| self.sum / self.weight_ns as f64)
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +137,34 @@ mod tests {
             vec![(0, 10, 10), (10, 10, 5), (20, 10, 5), (30, 5, 0)]
         );
         assert!(buckets(&v, 0, 35, 0).is_empty());
+    }
+
+    /// One long kernel over three buckets next to short ones: each bucket
+    /// sees only its own part.
+    #[test]
+    fn buckets_with_a_long_interval() {
+        let v = [b(5, 28), b(12, 14), b(29, 31), b(40, 45)];
+        assert_eq!(
+            buckets(&v, 0, 50, 10),
+            vec![
+                (0, 10, 5),
+                (10, 10, 10),
+                (20, 10, 9),
+                (30, 10, 1),
+                (40, 10, 5)
+            ]
+        );
+        assert_eq!(merge(&v, 0, 50), vec![b(5, 28), b(29, 31), b(40, 45)]);
+    }
+
+    proptest::proptest! {
+        /// The buckets add up to the union over the whole span.
+        #[test]
+        fn buckets_sum_to_the_union(v in proptest::collection::vec((0i64..1000, 0i64..200), 0..50), w in 1i64..300) {
+            let v: Vec<Busy> = v.iter().map(|&(s, d)| b(s, s + d)).collect();
+            let total: i64 = buckets(&v, 0, 1100, w).iter().map(|x| x.2).sum();
+            proptest::prop_assert_eq!(total, union_ns(&v, 0, 1100));
+        }
     }
 
     #[test]

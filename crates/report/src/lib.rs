@@ -6,6 +6,13 @@
 //! - [`row`]: a [`Row`] (record + estimate) and its cell values.
 //! - [`printer`]: space-separated, columnated (`-w`) and CSV output,
 //!   streaming, generic over `std::io::Write`.
+//! - [`model`]: the op models' view of each record for the aggregating
+//!   reports (op, FLOPs, bytes, tensor cores).
+//! - [`summary`]: `rprof summary`, kernel time grouped by a key.
+//! - [`gpu`]: `rprof gpu`, utilization, SM efficiency, occupancy, kernel
+//!   view, roofline, the Kineto occupancy check.
+//! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
+//!   JSON writer.
 //!
 //! ```
 //! use rprof_report::{ColumnList, Format, Printer};
@@ -18,10 +25,15 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod chrome;
 pub mod column;
+pub mod gpu;
+pub mod model;
 pub mod printer;
 pub mod row;
 pub mod select;
+pub mod summary;
+mod text;
 
 pub use column::{COLUMNS, Column, ColumnSpec, DEFAULT_COLUMNS, Kind};
 pub use printer::{Format, LayoutError, Printer};

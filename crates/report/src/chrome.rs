@@ -1,0 +1,301 @@
+//! Chrome trace-event JSON (the format of chrome://tracing, which Perfetto
+//! also loads), written event by event: nothing but the current event is
+//! held in memory, whatever the size of the trace.
+//!
+//! The document is `{"displayTimeUnit":"ns","traceEvents":[…]}` with
+//! complete events (`ph: X`), flow events (`ph: s` / `ph: f` with
+//! `bp: e`, binding to the enclosing slice) and metadata (`ph: M`,
+//! `process_name`, `thread_name`, `process_sort_index`). Timestamps and
+//! durations are microseconds with exactly three decimals, i.e. exact
+//! nanoseconds, relative to a zero the caller chooses.
+//!
+//! ```
+//! use rprof_report::chrome::{Arg, ChromeWriter, Slice};
+//!
+//! let mut w = ChromeWriter::new(Vec::new(), 1_000).unwrap();
+//! w.process_name(1, "GPU 0", 0).unwrap();
+//! w.slice(&Slice { pid: 1, tid: 7, name: "gemm", cat: "kernel", start_ns: 2_500, dur_ns: 1_234, args: &[("flops", Arg::Int(42))] }).unwrap();
+//! let out = String::from_utf8(w.finish().unwrap()).unwrap();
+//! assert!(out.contains(r#""ts":1.500,"dur":1.234"#));
+//! let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+//! // process_name, process_sort_index, the slice
+//! assert_eq!(v["traceEvents"].as_array().unwrap().len(), 3);
+//! ```
+
+use std::io::{self, Write};
+
+/// A value in an event's `args`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arg<'a> {
+    /// A string.
+    Str(&'a str),
+    /// An integer.
+    Int(i128),
+    /// A number.
+    Float(f64),
+    /// Three integers (grid, block), written as an array.
+    Dims([i64; 3]),
+}
+
+/// A complete event (`ph: X`): a slice on the track `(pid, tid)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Slice<'a> {
+    /// Process id of the track.
+    pub pid: u64,
+    /// Thread id of the track.
+    pub tid: u64,
+    /// Name shown on the slice.
+    pub name: &'a str,
+    /// Category.
+    pub cat: &'a str,
+    /// Start, ns on the input's clock.
+    pub start_ns: i64,
+    /// Duration, ns.
+    pub dur_ns: i64,
+    /// Arguments shown when the slice is selected.
+    pub args: &'a [(&'a str, Arg<'a>)],
+}
+
+/// Flow events bind to slices by id, category and name; every flow rprof
+/// writes uses these two.
+pub const FLOW_CAT: &str = "launch";
+/// See [`FLOW_CAT`].
+pub const FLOW_NAME: &str = "launch";
+
+/// Counts of what was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Metadata events.
+    pub metadata: u64,
+    /// Complete events.
+    pub slices: u64,
+    /// Flow starts.
+    pub flow_starts: u64,
+    /// Flow ends.
+    pub flow_ends: u64,
+}
+
+/// Streams one trace-event JSON document to `W`.
+#[derive(Debug)]
+pub struct ChromeWriter<W: Write> {
+    w: W,
+    zero_ns: i64,
+    first: bool,
+    counts: Counts,
+}
+
+impl<W: Write> ChromeWriter<W> {
+    /// Start the document; timestamps are written relative to `zero_ns`.
+    pub fn new(mut w: W, zero_ns: i64) -> io::Result<ChromeWriter<W>> {
+        w.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?;
+        Ok(ChromeWriter {
+            w,
+            zero_ns,
+            first: true,
+            counts: Counts::default(),
+        })
+    }
+
+    /// What was written so far.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    fn begin(&mut self) -> io::Result<()> {
+        if self.first {
+            self.first = false;
+            self.w.write_all(b"\n")
+        } else {
+            self.w.write_all(b",\n")
+        }
+    }
+
+    fn str(&mut self, s: &str) -> io::Result<()> {
+        serde_json::to_writer(&mut self.w, s).map_err(io::Error::other)
+    }
+
+    /// Write `ns` as microseconds with three decimals.
+    fn us(&mut self, ns: i64) -> io::Result<()> {
+        let sign = if ns < 0 { "-" } else { "" };
+        let a = ns.unsigned_abs();
+        write!(self.w, "{sign}{}.{:03}", a / 1000, a % 1000)
+    }
+
+    fn ts(&mut self, ns: i64) -> io::Result<()> {
+        self.us(ns.saturating_sub(self.zero_ns))
+    }
+
+    fn metadata(
+        &mut self,
+        what: &str,
+        pid: u64,
+        tid: u64,
+        arg: &str,
+        value: Arg<'_>,
+    ) -> io::Result<()> {
+        self.begin()?;
+        self.w.write_all(b"{\"ph\":\"M\",\"name\":")?;
+        self.str(what)?;
+        write!(self.w, ",\"pid\":{pid},\"tid\":{tid},\"args\":{{")?;
+        self.str(arg)?;
+        self.w.write_all(b":")?;
+        self.arg(value)?;
+        self.w.write_all(b"}}")?;
+        self.counts.metadata += 1;
+        Ok(())
+    }
+
+    /// Name process `pid` and say where it sorts among processes.
+    pub fn process_name(&mut self, pid: u64, name: &str, sort_index: i64) -> io::Result<()> {
+        self.metadata("process_name", pid, 0, "name", Arg::Str(name))?;
+        self.metadata(
+            "process_sort_index",
+            pid,
+            0,
+            "sort_index",
+            Arg::Int(i128::from(sort_index)),
+        )
+    }
+
+    /// Name thread `tid` of process `pid` and say where it sorts.
+    pub fn thread_name(
+        &mut self,
+        pid: u64,
+        tid: u64,
+        name: &str,
+        sort_index: i64,
+    ) -> io::Result<()> {
+        self.metadata("thread_name", pid, tid, "name", Arg::Str(name))?;
+        self.metadata(
+            "thread_sort_index",
+            pid,
+            tid,
+            "sort_index",
+            Arg::Int(i128::from(sort_index)),
+        )
+    }
+
+    fn arg(&mut self, a: Arg<'_>) -> io::Result<()> {
+        match a {
+            Arg::Str(s) => self.str(s),
+            Arg::Int(i) => write!(self.w, "{i}"),
+            Arg::Float(f) if f.is_finite() => {
+                serde_json::to_writer(&mut self.w, &f).map_err(io::Error::other)
+            }
+            Arg::Float(_) => self.w.write_all(b"null"),
+            Arg::Dims(d) => write!(self.w, "[{},{},{}]", d[0], d[1], d[2]),
+        }
+    }
+
+    /// Write a complete event.
+    pub fn slice(&mut self, s: &Slice<'_>) -> io::Result<()> {
+        self.begin()?;
+        self.w.write_all(b"{\"ph\":\"X\",\"cat\":")?;
+        self.str(s.cat)?;
+        self.w.write_all(b",\"name\":")?;
+        self.str(s.name)?;
+        write!(self.w, ",\"pid\":{},\"tid\":{},\"ts\":", s.pid, s.tid)?;
+        self.ts(s.start_ns)?;
+        self.w.write_all(b",\"dur\":")?;
+        self.us(s.dur_ns.max(0))?;
+        if !s.args.is_empty() {
+            self.w.write_all(b",\"args\":{")?;
+            for (i, (k, v)) in s.args.iter().enumerate() {
+                if i > 0 {
+                    self.w.write_all(b",")?;
+                }
+                self.str(k)?;
+                self.w.write_all(b":")?;
+                self.arg(*v)?;
+            }
+            self.w.write_all(b"}")?;
+        }
+        self.w.write_all(b"}")?;
+        self.counts.slices += 1;
+        Ok(())
+    }
+
+    fn flow(&mut self, ph: &str, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
+        self.begin()?;
+        write!(
+            self.w,
+            "{{\"ph\":\"{ph}\",\"id\":{id},\"cat\":\"{FLOW_CAT}\",\"name\":\"{FLOW_NAME}\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
+        )?;
+        self.ts(ts_ns)?;
+        if ph == "f" {
+            self.w.write_all(b",\"bp\":\"e\"")?;
+        }
+        self.w.write_all(b"}")
+    }
+
+    /// Start flow `id` in the slice on `(pid, tid)` that encloses `ts_ns`
+    /// (a launch call: write it at the call's start).
+    pub fn flow_start(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
+        self.flow("s", id, pid, tid, ts_ns)?;
+        self.counts.flow_starts += 1;
+        Ok(())
+    }
+
+    /// End flow `id` in the slice on `(pid, tid)` enclosing `ts_ns` (`bp:
+    /// e`; a kernel: write it at the kernel's start).
+    pub fn flow_end(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
+        self.flow("f", id, pid, tid, ts_ns)?;
+        self.counts.flow_ends += 1;
+        Ok(())
+    }
+
+    /// Close the document, flush, and hand the writer back.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.w.write_all(b"\n]}\n")?;
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_microseconds_and_escaping() {
+        let mut w = ChromeWriter::new(Vec::new(), 1_000_000_000_000_000_000).unwrap();
+        w.thread_name(5, 6, "stream \"7\"", 1).unwrap();
+        w.slice(&Slice {
+            pid: 5,
+            tid: 6,
+            name: "k<\\>",
+            cat: "kernel",
+            start_ns: 1_000_000_000_000_000_001,
+            dur_ns: 999,
+            args: &[
+                ("grid", Arg::Dims([1, 2, 3])),
+                ("x", Arg::Float(0.5)),
+                ("nan", Arg::Float(f64::NAN)),
+            ],
+        })
+        .unwrap();
+        w.flow_start(1, 1, 2, 999_999_999_999_999_000).unwrap();
+        w.flow_end(1, 5, 6, 1_000_000_000_000_000_001).unwrap();
+        assert_eq!(
+            w.counts(),
+            Counts {
+                metadata: 2,
+                slices: 1,
+                flow_starts: 1,
+                flow_ends: 1
+            }
+        );
+        let out = String::from_utf8(w.finish().unwrap()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let ev = v["traceEvents"].as_array().unwrap();
+        assert_eq!(ev.len(), 5);
+        assert_eq!(ev[2]["name"], "k<\\>");
+        assert_eq!(ev[2]["args"]["grid"], serde_json::json!([1, 2, 3]));
+        assert!(ev[2]["args"]["nan"].is_null());
+        assert_eq!(ev[0]["args"]["name"], "stream \"7\"");
+        assert!(out.contains("\"ts\":0.001,\"dur\":0.999"), "{out}");
+        assert!(out.contains("\"ts\":-1.000}"), "{out}");
+        assert_eq!(ev[4]["bp"], "e");
+        assert_eq!(ev[3]["ph"], "s");
+    }
+}

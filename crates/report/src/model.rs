@@ -1,0 +1,126 @@
+//! What the op models say about each record, for the reports that
+//! aggregate (`summary`, `gpu`, `export`): op, FLOPs, bytes, tensor cores.
+//!
+//! The same flow as `rprof prof` (default mode, never `--compat`): first
+//! markers decoded (cached, misses in parallel), then PyProf's backward
+//! lookup in input order ([`Models::resolve`]), then the models in
+//! parallel ([`estimate`]). Results keep input order, so the reports are
+//! the same for any number of threads.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rprof_ops::{
+    Engine, Estimate, KernelEstimate, Marker, MarkerCache, Mode, Outcome, Resolved, decode_marker,
+    estimate_kernel,
+};
+use rprof_trace::record::Record;
+
+/// The sequential state: the backward lookup and a marker cache.
+#[derive(Debug)]
+pub struct Models {
+    engine: Engine,
+    cache: MarkerCache,
+}
+
+impl Default for Models {
+    fn default() -> Models {
+        Models::new()
+    }
+}
+
+impl Models {
+    /// A new run (default mode: PyProf's models with its bugs fixed).
+    pub fn new() -> Models {
+        Models {
+            engine: Engine::new(Mode::Fixed),
+            cache: MarkerCache::default(),
+        }
+    }
+
+    /// Decode the first marker of each record and run the backward lookup;
+    /// call with the chunks in input order.
+    pub fn resolve(&mut self, recs: &[Record<'_>]) -> Vec<Resolved> {
+        let mut markers: Vec<Option<Arc<Marker>>> = Vec::with_capacity(recs.len());
+        let mut misses = Vec::new();
+        for (i, r) in recs.iter().enumerate() {
+            match r.marker.first().map(|t| self.cache.get(t)) {
+                None => markers.push(None),
+                Some(Some(m)) => markers.push(m),
+                Some(None) => {
+                    markers.push(None);
+                    misses.push(i);
+                }
+            }
+        }
+        let decoded: Vec<Option<Arc<Marker>>> = misses
+            .par_iter()
+            .map(|&i| {
+                recs[i]
+                    .marker
+                    .first()
+                    .and_then(|t| decode_marker(t))
+                    .map(Arc::new)
+            })
+            .collect();
+        for (&i, m) in misses.iter().zip(decoded) {
+            if let Some(t) = recs[i].marker.first() {
+                self.cache.insert(t, m.clone());
+            }
+            markers[i] = m;
+        }
+        recs.iter()
+            .zip(markers)
+            .map(|(rec, m)| self.engine.resolve(rec, m))
+            .collect()
+    }
+}
+
+/// Run the models on a chunk (in parallel; results in input order).
+pub fn estimate<'a>(recs: &'a [Record<'a>], resolved: &'a [Resolved]) -> Vec<KernelEstimate<'a>> {
+    recs.par_iter()
+        .zip(resolved.par_iter())
+        .map(|(rec, res)| estimate_kernel(rec, res, Mode::Fixed))
+        .collect()
+}
+
+/// The FLOPs a model computed; `None` when no model ran (no marker, no
+/// model for the op, `na`). PyProf's 0 for "no model" is not a count.
+pub fn known_flops(e: &Estimate) -> Option<i128> {
+    modelled(e).then_some(())?;
+    e.flops.and_then(|n| n.trunc())
+}
+
+/// The bytes a model computed; `None` as for [`known_flops`].
+pub fn known_bytes(e: &Estimate) -> Option<i128> {
+    modelled(e).then_some(())?;
+    e.bytes.and_then(|n| n.trunc())
+}
+
+fn modelled(e: &Estimate) -> bool {
+    matches!(e.outcome, Outcome::Modelled | Outcome::Partial(_))
+}
+
+/// The first element-type name in a params text (`T=[(2,3)],fp16,` →
+/// `fp16`): a comma-, `=`- or space-separated token that is a dtype name as
+/// rprof prints them.
+pub fn dtype_of(params: &str) -> Option<&str> {
+    params
+        .split([',', '=', ' ', ';'])
+        .map(|t| t.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']'))
+        .find(|t| matches!(*t, "fp64" | "fp32" | "fp16" | "bf16" | "tf32") || t.starts_with("fp8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dtypes_in_params() {
+        assert_eq!(dtype_of("M=128,N=64,K=256,fp32,"), Some("fp32"));
+        assert_eq!(dtype_of("T=[(35,20,200),(35,1,200)],fp16,"), Some("fp16"));
+        assert_eq!(dtype_of("na=na,"), None);
+        assert_eq!(dtype_of("T=(2,),int64,"), None);
+        assert_eq!(dtype_of("x,fp8e4m3,"), Some("fp8e4m3"));
+    }
+}
