@@ -41,7 +41,7 @@ const RNN_CELLS: &[&str] = &["LSTMCell", "GRUCell", "RNNCell"];
 impl<'a> SeqState<'a> {
     /// Advance over one kernel. `ids` are the sorted unique sequence ids of
     /// its sequence markers. `compat` emulates PyProf's list-mutation bug
-    /// ([B16]); otherwise `seqId` is the chosen id alone.
+    /// (\[B16\]); otherwise `seqId` is the chosen id alone.
     pub fn next(
         &mut self,
         ids: &[i64],
