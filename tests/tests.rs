@@ -9,4 +9,5 @@ mod gpu;
 mod kineto;
 mod parse;
 mod prof;
+mod stock;
 mod summary;

@@ -65,6 +65,9 @@ pub struct OpCall<'a> {
     pub sub: i64,
     /// The kernel.
     pub kernel: Kernel<'a>,
+    /// The op's output shape when another marker told it (stock
+    /// convolutions, pyprof-semantics.md §10.3); `None` otherwise.
+    pub output: Option<&'a [i64]>,
 }
 
 impl<'a> OpCall<'a> {
@@ -78,6 +81,7 @@ impl<'a> OpCall<'a> {
             dir,
             sub,
             kernel,
+            output: None,
         }
     }
 

@@ -72,6 +72,16 @@ pub enum Outcome {
     /// `--compat`: apex.pyprof would have aborted on this row; it prints
     /// `na`/0 instead.
     ApexAbort(Cow<'static, str>),
+    /// Default mode, stock PyTorch marker: a model ran on values that rest
+    /// on an assumption (e.g. a convolution's output size).
+    Estimated(Cow<'static, str>),
+    /// Default mode, stock PyTorch marker: the element type is unknown
+    /// (`?` in params): FLOPs are computed, bytes are `na`.
+    DtypeUnknown,
+    /// Default mode, stock PyTorch marker without `sizes` (the profile was
+    /// taken without `record_shapes`): the op is known, params, FLOPs and
+    /// bytes are not.
+    NoSizes,
 }
 
 /// Params, FLOPs, bytes and tensor-core use of one kernel.

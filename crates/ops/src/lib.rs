@@ -11,8 +11,14 @@
 //!   private module, one function per PyProf class, each for both modes.
 //! - [`Mode::Apex`] (`--compat`) reproduces apex.pyprof number for number;
 //!   [`Mode::Fixed`] fixes its bugs (docs/compat.md).
-//! - [`Engine`] is the sequential part of PyProf's per-kernel flow (the
-//!   backward lookup); [`estimate_kernel`] the parallel part.
+//! - [`stock`]: records without PyProf markers are costed from stock
+//!   PyTorch operator markers (`aten::addmm, seq = 12, op_id = 34, sizes =
+//!   [[…]]`, Kineto operators with `dtypes`) in the default mode:
+//!   attribution, dtypes from kernel names, once-per-op-instance costing
+//!   (docs/stock.md).
+//! - [`Engine`] is the sequential part of the per-kernel flow (PyProf's
+//!   backward lookup, the stock state); [`estimate_kernel`] the parallel
+//!   part.
 //!
 //! ```
 //! use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
@@ -37,6 +43,7 @@ pub mod marker;
 pub mod num;
 mod params;
 mod rules;
+pub mod stock;
 pub mod summary;
 pub mod table;
 pub mod tc;
@@ -73,6 +80,7 @@ pub fn decode_first_marker(rec: &Record<'_>) -> Option<Arc<Marker>> {
 pub struct Engine {
     mode: Mode,
     index: FpropIndex,
+    stock: stock::State,
 }
 
 /// A record's markers after the backward lookup.
@@ -85,6 +93,9 @@ pub struct Resolved {
     /// `--compat`: apex.pyprof aborts before any model (a backward kernel
     /// without sequence id or sequence markers).
     pub abort: Option<Cow<'static, str>>,
+    /// Default mode: the record is costed from stock PyTorch markers
+    /// (its `stack`) rather than PyProf's (docs/stock.md).
+    pub stock: Option<stock::StockRef>,
 }
 
 impl Engine {
@@ -93,6 +104,7 @@ impl Engine {
         Engine {
             mode,
             index: FpropIndex::new(),
+            stock: stock::State::new(),
         }
     }
 
@@ -101,13 +113,15 @@ impl Engine {
         self.mode
     }
 
-    /// PyProf's backward lookup for one record; call in input order.
+    /// PyProf's backward lookup for one record, and in the default mode
+    /// the sequential part of stock-marker costing; call in input order.
     /// `marker` is [`decode_first_marker`] of the record.
     pub fn resolve(&mut self, rec: &Record<'_>, marker: Option<Arc<Marker>>) -> Resolved {
         let mut out = Resolved {
             from: None,
             marker: marker.clone(),
             abort: None,
+            stock: None,
         };
         if rec.dir == "bprop" {
             if self.mode.is_apex() && rec.seq_id.is_empty() {
@@ -120,6 +134,9 @@ impl Engine {
                 out.marker = f.marker.clone();
                 out.from = Some(Arc::clone(f));
             }
+        }
+        if !self.mode.is_apex() {
+            out.stock = self.stock.resolve(rec, out.marker.is_some());
         }
         self.index.observe(rec, marker.as_ref());
         out
@@ -182,15 +199,30 @@ pub struct KernelEstimate<'a> {
     pub trace: StrList<'a>,
     /// The model's numbers.
     pub estimate: Estimate,
+    /// Stock PyTorch markers: the op the numbers were computed from
+    /// (`aten::addmm` under `aten::linear`); `""` otherwise.
+    pub anchor: &'a str,
 }
 
 /// PyProf's per-kernel flow after the lookup: dispatch on the first module
-/// and op and run the model. Pure; safe to run in parallel.
+/// and op and run the model; or the stock-marker model when
+/// [`Engine::resolve`] chose it. Pure; safe to run in parallel.
 pub fn estimate_kernel<'a>(
     rec: &'a Record<'a>,
     res: &'a Resolved,
     mode: Mode,
 ) -> KernelEstimate<'a> {
+    if let Some(st) = &res.stock {
+        let s = stock::estimate(rec, st);
+        return KernelEstimate {
+            module: s.module,
+            op: s.op,
+            layer: StrList::Record(&rec.layer),
+            trace: StrList::Record(&rec.trace),
+            estimate: s.estimate,
+            anchor: s.anchor,
+        };
+    }
     let (mods, ops, layer, trace) = match &res.from {
         Some(f) => (
             StrList::Owned(&f.module),
@@ -213,6 +245,7 @@ pub fn estimate_kernel<'a>(
         layer,
         trace,
         estimate,
+        anchor: "",
     };
     if let Some(why) = &res.abort {
         return done(Estimate::apex_abort(why.clone()), op0);

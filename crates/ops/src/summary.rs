@@ -34,6 +34,13 @@ pub struct Summary {
     pub partial: Tally,
     /// Rows of ops without a model (0 FLOPs, 0 bytes).
     pub no_model: Tally,
+    /// Stock PyTorch rows whose element type is unknown (`?`, bytes `na`).
+    pub dtype_unknown: Tally,
+    /// Stock PyTorch rows without `sizes` (profiled without
+    /// `record_shapes`).
+    pub no_sizes: Tally,
+    /// Stock PyTorch rows whose numbers rest on an assumption.
+    pub estimated: Tally,
 }
 
 impl Summary {
@@ -44,6 +51,9 @@ impl Summary {
             Outcome::ApexAbort(why) => self.aborted.add(row, || why.clone()),
             Outcome::Partial(why) => self.partial.add(row, || why.clone()),
             Outcome::NoModel => self.no_model.add(row, || format!("op '{op}'").into()),
+            Outcome::DtypeUnknown => self.dtype_unknown.add(row, || format!("op '{op}'").into()),
+            Outcome::NoSizes => self.no_sizes.add(row, || format!("op '{op}'").into()),
+            Outcome::Estimated(why) => self.estimated.add(row, || why.clone()),
             Outcome::Modelled | Outcome::NoMarker => {}
         }
     }
@@ -60,6 +70,9 @@ impl Summary {
         m(&mut self.aborted, other.aborted);
         m(&mut self.partial, other.partial);
         m(&mut self.no_model, other.no_model);
+        m(&mut self.dtype_unknown, other.dtype_unknown);
+        m(&mut self.no_sizes, other.no_sizes);
+        m(&mut self.estimated, other.estimated);
     }
 
     /// The lines to print on stderr (none when there is nothing to say).
@@ -92,6 +105,27 @@ impl Summary {
                     first(&self.no_model)
                 ));
             }
+            if self.no_sizes.count > 0 {
+                out.push(format!(
+                    "{} rows of PyTorch ops whose markers have no sizes (params, FLOPs and bytes na; profile with record_shapes=True or --pytorch=autograd-shapes-nvtx){}",
+                    self.no_sizes.count,
+                    first(&self.no_sizes)
+                ));
+            }
+            if self.dtype_unknown.count > 0 {
+                out.push(format!(
+                    "{} rows whose dtype the kernel name does not tell (? in params, bytes na){}",
+                    self.dtype_unknown.count,
+                    first(&self.dtype_unknown)
+                ));
+            }
+            if self.estimated.count > 0 {
+                out.push(format!(
+                    "{} rows with estimated shapes{}",
+                    self.estimated.count,
+                    first(&self.estimated)
+                ));
+            }
         }
         out
     }
@@ -114,5 +148,22 @@ mod tests {
         assert_eq!(s.aborted.count, 2);
         assert_eq!(s.messages(Mode::Apex), vec!["2 rows where apex.pyprof would have aborted (printed with na/0 values); first at row 2: x".to_owned()]);
         assert_eq!(s.messages(Mode::Fixed).len(), 2);
+        let mut u = Summary::default();
+        u.add(5, &Outcome::DtypeUnknown, "mm");
+        u.add(6, &Outcome::NoSizes, "linear");
+        u.add(7, &Outcome::Estimated("conv output".into()), "conv2d");
+        u.add(8, &Outcome::DtypeUnknown, "add");
+        s.merge(u);
+        assert_eq!(s.dtype_unknown.count, 2);
+        let m = s.messages(Mode::Fixed);
+        assert_eq!(m.len(), 5);
+        assert!(
+            m[3].starts_with("2 rows whose dtype the kernel name does not tell"),
+            "{}",
+            m[3]
+        );
+        assert!(m[3].ends_with("first at row 5: op 'mm'"), "{}", m[3]);
+        assert!(m[2].starts_with("1 rows of PyTorch ops whose markers have no sizes"));
+        assert_eq!(s.messages(Mode::Apex).len(), 1);
     }
 }

@@ -9,10 +9,13 @@
 //!
 //! The rules read only an [`OpCall`](crate::call::OpCall) (op name,
 //! argument shapes, dtypes and scalars, direction, kernel, kernel index
-//! within the op), never PyProf's marker text, so another marker source
-//! (stock PyTorch `aten::mm, seq = …, sizes = [[…]]` markers) plugs in as
-//! more rows naming its ops (`aten::mm` → [`Rule::Mm`]) plus, where its
-//! argument order differs, a new rule variant.
+//! within the op), never PyProf's marker text. Stock PyTorch markers
+//! (`aten::mm, seq = …, sizes = [[…]]`) have their own table, [`STOCK`]:
+//! namespaced op names → the same rules where the formula is PyProf's
+//! (`aten::mm` → [`Rule::Mm`]), with an [`ArgMap`] where the argument order
+//! differs (`aten::embedding(weight, indices)`), and new rules where PyProf
+//! has no class or the marker lacks what it reads (convolutions, attention,
+//! layer norm, fused Adam, `_foreach_*`).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -95,6 +98,46 @@ pub enum Rule {
     Any,
     /// Activation functions.
     Activation,
+    /// Stock `aten::` convolutions: `x = S0`, `w = S1`, the output shape
+    /// recovered from other markers (pyprof-semantics.md §10.3).
+    AtenConv,
+    /// `aten::convolution_backward` and friends, arguments mapped to
+    /// `[grad_out, x, w]`: dgrad, wgrad and bias kernels by name.
+    AtenConvBackward,
+    /// Scaled dot-product attention, forward or backward.
+    Attention {
+        /// Where the head dimension sits.
+        layout: AttnLayout,
+        /// The backward op (`S0` = grad_out, `S1..S3` = q, k, v).
+        backward: bool,
+    },
+    /// Layer / group / RMS norm, arguments mapped to `[x, w]` (rprof
+    /// extension: PyProf has no class).
+    LayerNorm,
+    /// `aten::_fused_adam_` / `_fused_adamw_`: four (five with amsgrad)
+    /// tensor lists.
+    FusedAdam,
+    /// `aten::_foreach_*`: elementwise over tensor lists.
+    Foreach {
+        /// FLOPs per element of the first list.
+        k: u8,
+        /// The most tensor lists the op takes.
+        lists: u8,
+    },
+    /// `aten::embedding_backward` / `embedding_dense_backward`:
+    /// `[grad, indices]`.
+    EmbeddingBackward,
+    /// `aten::index_select` whose `dim` the marker does not carry.
+    IndexSelectStock,
+}
+
+/// Memory layout of attention inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttnLayout {
+    /// `[..., H, L, E]` (`scaled_dot_product_attention`).
+    Bhle,
+    /// `[B, L, H, E]` (`_flash_attention_forward`, flash-attn).
+    Blhe,
 }
 
 /// Default-mode formula of an elementwise op (PyProf HEAD's groups,
@@ -144,6 +187,8 @@ pub enum Gate {
     Always,
     /// Only in the default mode (apex has no such class; the op is `Foo`).
     FixedOnly,
+    /// Only for stock PyTorch markers (`aten::…`), default mode only.
+    Stock,
     /// Only when the record's module is one of these (apex's RNN rule).
     Modules {
         /// Modules apex.pyprof routes.
@@ -413,13 +458,601 @@ pub fn dispatch(module: &str, op: &str, apex: bool) -> Option<&'static OpSpec> {
     let spec = lookup(op)?;
     let routed = match spec.gate {
         Gate::Always => true,
-        Gate::FixedOnly => !apex,
+        Gate::FixedOnly | Gate::Stock => !apex,
         Gate::Modules { apex: a, fixed } => {
             let list = if apex { a } else { fixed };
             list.contains(&module)
         }
     };
     routed.then_some(spec)
+}
+
+// ------------------------------------------------------------------ stock
+
+/// How the kernels of one op instance share its cost (pyprof-semantics.md
+/// §10.2 step 4): the op's FLOPs and bytes are counted once, on the first
+/// kernel doing the math; helper kernels get what the rule gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernels {
+    /// One kernel per call: every kernel does the math. Without `op_id`
+    /// in the marker, a second such kernel under the same marker text is
+    /// another call of the op.
+    One,
+    /// Several kernels per call (chunks of a tensor list, two-pass
+    /// reductions, statistics then normalisation): the first carries the
+    /// cost, the others 0.
+    Many,
+    /// A GEMM: split-K reductions, epilogues and elementwise kernels are
+    /// helpers.
+    Gemm,
+    /// A convolution: layout, offset and transform kernels are helpers.
+    Conv,
+    /// A convolution's backward: dgrad, wgrad and bias-grad kernels are
+    /// separate parts, each counted once.
+    ConvBackward,
+    /// Attention: the backward's preprocessing and conversion kernels are
+    /// helpers.
+    Attention,
+}
+
+/// Which of a stock marker's `sizes` entries the rule reads, in which
+/// order, and which are index tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgMap {
+    /// Entries to pass, in this order; empty: all, as they are.
+    pub pick: &'static [usize],
+    /// Entries (positions in `sizes`) that are `int64` index tensors.
+    pub int64: &'static [usize],
+}
+
+/// One row of the stock table: `aten::` op names, the rule, how the
+/// marker's sizes become the rule's arguments, how the kernels share the
+/// cost.
+#[derive(Clone, Copy, Debug)]
+pub struct StockSpec {
+    /// Names (with namespace) and rule; the gate is [`Gate::Stock`].
+    pub spec: OpSpec,
+    /// Arguments.
+    pub args: ArgMap,
+    /// Kernel roles.
+    pub kernels: Kernels,
+    /// Anchor at an enclosing op of the same rule family instead when
+    /// there is one (§10.2: the `_scaled_dot_product_*_attention` level
+    /// wins over `_flash_attention_forward`, whose layout differs).
+    pub defer_to_outer: bool,
+}
+
+impl StockSpec {
+    const fn pick(mut self, pick: &'static [usize]) -> StockSpec {
+        self.args.pick = pick;
+        self
+    }
+
+    const fn int64(mut self, int64: &'static [usize]) -> StockSpec {
+        self.args.int64 = int64;
+        self
+    }
+
+    const fn outer(mut self) -> StockSpec {
+        self.defer_to_outer = true;
+        self
+    }
+}
+
+const fn st(names: &'static [&'static str], rule: Rule, kernels: Kernels) -> StockSpec {
+    StockSpec {
+        spec: OpSpec {
+            names,
+            rule,
+            gate: Gate::Stock,
+        },
+        args: ArgMap {
+            pick: &[],
+            int64: &[],
+        },
+        kernels,
+        defer_to_outer: false,
+    }
+}
+
+const fn spw(names: &'static [&'static str], kind: PwKind) -> StockSpec {
+    st(
+        names,
+        Rule::Pointwise {
+            kind,
+            apex: ApexFlops::Zero,
+        },
+        Kernels::One,
+    )
+}
+
+const fn attn(names: &'static [&'static str], layout: AttnLayout, backward: bool) -> StockSpec {
+    st(
+        names,
+        Rule::Attention { layout, backward },
+        Kernels::Attention,
+    )
+}
+
+const fn foreach(names: &'static [&'static str], k: u8, lists: u8) -> StockSpec {
+    st(names, Rule::Foreach { k, lists }, Kernels::Many)
+}
+
+use Kernels::{Conv, ConvBackward, Gemm, Many, One};
+
+/// Every stock PyTorch op with a model (pyprof-semantics.md §10.5). Names
+/// carry their namespace (`aten::mm`); an op in no row is costed by the
+/// fallback model (0 FLOPs, 0 bytes, its shapes in params).
+pub static STOCK: &[StockSpec] = &[
+    // GEMMs: the rules of PyProf's classes, same argument order
+    st(&["aten::mm"], Rule::Mm, Gemm),
+    st(
+        &["aten::addmm", "aten::addmm_", "aten::_addmm_activation"],
+        Rule::Addmm,
+        Gemm,
+    ),
+    st(&["aten::bmm"], Rule::Bmm, Gemm),
+    st(&["aten::baddbmm", "aten::baddbmm_"], Rule::Bmm, Gemm).pick(&[1, 2]),
+    st(
+        &["aten::matmul", "aten::mv", "aten::dot"],
+        Rule::Matmul,
+        Gemm,
+    ),
+    st(&["aten::linear"], Rule::Linear, Gemm),
+    // convolutions
+    st(
+        &[
+            "aten::conv1d",
+            "aten::conv2d",
+            "aten::conv3d",
+            "aten::convolution",
+            "aten::_convolution",
+            "aten::cudnn_convolution",
+            "aten::_conv_depthwise2d",
+            "aten::cudnn_convolution_relu",
+            "aten::cudnn_convolution_add_relu",
+            "aten::miopen_convolution",
+            "aten::_slow_conv2d_forward",
+        ],
+        Rule::AtenConv,
+        Conv,
+    ),
+    st(
+        &[
+            "aten::convolution_backward",
+            "aten::convolution_backward_overrideable",
+            "aten::_slow_conv2d_backward",
+        ],
+        Rule::AtenConvBackward,
+        ConvBackward,
+    ),
+    // (self, grad_output, weight)
+    st(
+        &["aten::cudnn_convolution_backward"],
+        Rule::AtenConvBackward,
+        ConvBackward,
+    )
+    .pick(&[1, 0, 2]),
+    // attention
+    attn(
+        &[
+            "aten::scaled_dot_product_attention",
+            "aten::_scaled_dot_product_flash_attention",
+            "aten::_scaled_dot_product_efficient_attention",
+            "aten::_scaled_dot_product_cudnn_attention",
+        ],
+        AttnLayout::Bhle,
+        false,
+    ),
+    attn(
+        &[
+            "aten::_flash_attention_forward",
+            "aten::_efficient_attention_forward",
+        ],
+        AttnLayout::Blhe,
+        false,
+    )
+    .outer(),
+    attn(
+        &["flash_attn::_flash_attn_forward"],
+        AttnLayout::Blhe,
+        false,
+    ),
+    attn(
+        &[
+            "aten::_scaled_dot_product_flash_attention_backward",
+            "aten::_scaled_dot_product_efficient_attention_backward",
+            "aten::_scaled_dot_product_cudnn_attention_backward",
+        ],
+        AttnLayout::Bhle,
+        true,
+    ),
+    attn(
+        &[
+            "aten::_flash_attention_backward",
+            "aten::_efficient_attention_backward",
+        ],
+        AttnLayout::Blhe,
+        true,
+    )
+    .outer(),
+    attn(
+        &["flash_attn::_flash_attn_backward"],
+        AttnLayout::Blhe,
+        true,
+    ),
+    // elementwise
+    spw(
+        &[
+            "aten::neg",
+            "aten::neg_",
+            "aten::abs",
+            "aten::abs_",
+            "aten::reciprocal",
+            "aten::reciprocal_",
+            "aten::ceil",
+            "aten::ceil_",
+            "aten::floor",
+            "aten::floor_",
+            "aten::round",
+            "aten::round_",
+            "aten::sign",
+            "aten::sign_",
+            "aten::trunc",
+            "aten::trunc_",
+            "aten::frac",
+            "aten::frac_",
+            "aten::clamp",
+            "aten::clamp_",
+            "aten::clamp_min",
+            "aten::clamp_min_",
+            "aten::clamp_max",
+            "aten::clamp_max_",
+            "aten::nan_to_num",
+            "aten::nan_to_num_",
+            "aten::masked_fill",
+            "aten::masked_fill_",
+        ],
+        PwKind::Unary(1),
+    ),
+    spw(
+        &[
+            "aten::exp",
+            "aten::exp_",
+            "aten::exp2",
+            "aten::exp2_",
+            "aten::expm1",
+            "aten::expm1_",
+            "aten::log",
+            "aten::log_",
+            "aten::log2",
+            "aten::log2_",
+            "aten::log10",
+            "aten::log10_",
+            "aten::log1p",
+            "aten::log1p_",
+            "aten::sqrt",
+            "aten::sqrt_",
+            "aten::rsqrt",
+            "aten::rsqrt_",
+            "aten::sin",
+            "aten::sin_",
+            "aten::cos",
+            "aten::cos_",
+            "aten::tan",
+            "aten::tan_",
+            "aten::sinh",
+            "aten::sinh_",
+            "aten::cosh",
+            "aten::cosh_",
+            "aten::tanh",
+            "aten::tanh_",
+            "aten::asin",
+            "aten::asin_",
+            "aten::acos",
+            "aten::acos_",
+            "aten::atan",
+            "aten::atan_",
+            "aten::sigmoid",
+            "aten::sigmoid_",
+            "aten::erf",
+            "aten::erf_",
+            "aten::erfc",
+            "aten::erfc_",
+            "aten::erfinv",
+            "aten::erfinv_",
+        ],
+        PwKind::Unary(20),
+    ),
+    spw(
+        &[
+            "aten::add",
+            "aten::add_",
+            "aten::sub",
+            "aten::sub_",
+            "aten::rsub",
+            "aten::mul",
+            "aten::mul_",
+            "aten::div",
+            "aten::div_",
+            "aten::remainder",
+            "aten::remainder_",
+            "aten::fmod",
+            "aten::fmod_",
+            "aten::maximum",
+            "aten::minimum",
+        ],
+        BINARY,
+    ),
+    // where(cond, x, y): the data operands
+    spw(&["aten::where"], BINARY).pick(&[1, 2]),
+    spw(
+        &["aten::pow", "aten::pow_", "aten::atan2", "aten::atan2_"],
+        POWER,
+    ),
+    spw(
+        &[
+            "aten::eq",
+            "aten::eq_",
+            "aten::ne",
+            "aten::ne_",
+            "aten::lt",
+            "aten::lt_",
+            "aten::le",
+            "aten::le_",
+            "aten::gt",
+            "aten::gt_",
+            "aten::ge",
+            "aten::ge_",
+        ],
+        Compare,
+    ),
+    spw(
+        &[
+            "aten::addcmul",
+            "aten::addcmul_",
+            "aten::addcdiv",
+            "aten::addcdiv_",
+            "aten::lerp",
+            "aten::lerp_",
+        ],
+        Ternary,
+    ),
+    // activations, forward and backward (a `…_backward` op is costed as
+    // the backward whatever the kernel's direction)
+    st(
+        &[
+            "aten::relu",
+            "aten::relu_",
+            "aten::gelu",
+            "aten::gelu_",
+            "aten::silu",
+            "aten::silu_",
+            "aten::leaky_relu",
+            "aten::leaky_relu_",
+            "aten::hardtanh",
+            "aten::hardtanh_",
+            "aten::elu",
+            "aten::elu_",
+            "aten::threshold",
+            "aten::threshold_",
+            "aten::hardswish",
+            "aten::hardswish_",
+            "aten::hardsigmoid",
+            "aten::hardsigmoid_",
+            "aten::mish",
+            "aten::mish_",
+            "aten::softplus",
+            "aten::relu6",
+            "aten::celu",
+            "aten::selu",
+            "aten::prelu",
+            "aten::threshold_backward",
+            "aten::gelu_backward",
+            "aten::silu_backward",
+            "aten::hardtanh_backward",
+            "aten::leaky_relu_backward",
+            "aten::elu_backward",
+            "aten::hardswish_backward",
+            "aten::hardsigmoid_backward",
+            "aten::mish_backward",
+            "aten::softplus_backward",
+            "aten::sigmoid_backward",
+            "aten::tanh_backward",
+        ],
+        Rule::Activation,
+        One,
+    ),
+    st(
+        &[
+            "aten::softmax",
+            "aten::_softmax",
+            "aten::_softmax_backward_data",
+        ],
+        Rule::Softmax,
+        One,
+    ),
+    st(
+        &[
+            "aten::log_softmax",
+            "aten::_log_softmax",
+            "aten::_log_softmax_backward_data",
+        ],
+        Rule::LogSoftmax,
+        One,
+    ),
+    // embedding(weight, indices): PyProf's F.embedding(indices, weight)
+    st(&["aten::embedding"], Rule::Embedding, One)
+        .pick(&[1, 0])
+        .int64(&[1]),
+    st(
+        &["aten::embedding_backward", "aten::embedding_dense_backward"],
+        Rule::EmbeddingBackward,
+        Many,
+    )
+    .pick(&[0, 1])
+    .int64(&[1]),
+    // normalisation
+    st(
+        &[
+            "aten::batch_norm",
+            "aten::_batch_norm_impl_index",
+            "aten::native_batch_norm",
+            "aten::_native_batch_norm_legit",
+            "aten::_native_batch_norm_legit_no_training",
+            "aten::cudnn_batch_norm",
+            "aten::miopen_batch_norm",
+            "aten::native_batch_norm_backward",
+            "aten::cudnn_batch_norm_backward",
+            "aten::miopen_batch_norm_backward",
+        ],
+        Rule::BatchNorm,
+        Many,
+    ),
+    st(
+        &[
+            "aten::layer_norm",
+            "aten::native_layer_norm",
+            "aten::group_norm",
+            "aten::rms_norm",
+        ],
+        Rule::LayerNorm,
+        Many,
+    )
+    .pick(&[0, 2]),
+    st(&["aten::native_group_norm"], Rule::LayerNorm, Many).pick(&[0, 1]),
+    // (grad_out, input, normalized_shape, mean, rstd, weight, …)
+    st(&["aten::native_layer_norm_backward"], Rule::LayerNorm, Many).pick(&[1, 5]),
+    // (grad_out, input, mean, rstd, weight, …)
+    st(&["aten::native_group_norm_backward"], Rule::LayerNorm, Many).pick(&[1, 4]),
+    st(
+        &[
+            "aten::dropout",
+            "aten::native_dropout",
+            "aten::_fused_dropout",
+            "aten::native_dropout_backward",
+            "aten::feature_dropout",
+        ],
+        Rule::Dropout,
+        One,
+    ),
+    // reductions
+    st(&["aten::sum"], Rule::Sum, Many),
+    st(&["aten::mean"], Rule::Mean, Many),
+    st(
+        &["aten::norm", "aten::linalg_vector_norm"],
+        Rule::Norm,
+        Many,
+    ),
+    st(&["aten::mse_loss"], Rule::MseLoss, One).pick(&[0, 1]),
+    // copies, fills, joins, index ops
+    st(&["aten::copy_"], Rule::Copy, One),
+    st(
+        &["aten::_to_copy", "aten::to", "aten::clone"],
+        Rule::Clone,
+        One,
+    ),
+    st(&["aten::contiguous"], Rule::Contiguous, One),
+    st(&["aten::fill_", "aten::full_like"], Rule::Fill, One),
+    st(
+        &["aten::zero_", "aten::zeros_like", "aten::ones_like"],
+        Rule::OneZero,
+        One,
+    ),
+    st(&["aten::cat", "aten::_cat"], Rule::Cat, Many),
+    st(&["aten::gather"], Rule::Gather, One).int64(&[2]),
+    st(&["aten::index_select"], Rule::IndexSelectStock, One).int64(&[2]),
+    st(&["aten::nonzero"], Rule::Nonzero, Many),
+    // optimizers: torch.optim's fused and foreach implementations
+    st(
+        &[
+            "aten::_fused_adam_",
+            "aten::_fused_adamw_",
+            "aten::_fused_adam",
+            "aten::_fused_adamw",
+        ],
+        Rule::FusedAdam,
+        Many,
+    ),
+    foreach(
+        &[
+            "aten::_foreach_add",
+            "aten::_foreach_add_",
+            "aten::_foreach_sub",
+            "aten::_foreach_sub_",
+            "aten::_foreach_mul",
+            "aten::_foreach_mul_",
+            "aten::_foreach_div",
+            "aten::_foreach_div_",
+            "aten::_foreach_maximum",
+            "aten::_foreach_maximum_",
+            "aten::_foreach_minimum",
+            "aten::_foreach_minimum_",
+            "aten::_foreach_clamp_min",
+            "aten::_foreach_clamp_min_",
+            "aten::_foreach_clamp_max",
+            "aten::_foreach_clamp_max_",
+        ],
+        1,
+        2,
+    ),
+    foreach(
+        &[
+            "aten::_foreach_neg",
+            "aten::_foreach_neg_",
+            "aten::_foreach_abs",
+            "aten::_foreach_abs_",
+            "aten::_foreach_reciprocal",
+            "aten::_foreach_reciprocal_",
+            "aten::_foreach_sign",
+            "aten::_foreach_sign_",
+        ],
+        1,
+        1,
+    ),
+    foreach(
+        &[
+            "aten::_foreach_addcmul",
+            "aten::_foreach_addcmul_",
+            "aten::_foreach_addcdiv",
+            "aten::_foreach_addcdiv_",
+            "aten::_foreach_lerp",
+            "aten::_foreach_lerp_",
+        ],
+        3,
+        3,
+    ),
+    foreach(
+        &[
+            "aten::_foreach_sqrt",
+            "aten::_foreach_sqrt_",
+            "aten::_foreach_exp",
+            "aten::_foreach_exp_",
+            "aten::_foreach_log",
+            "aten::_foreach_log_",
+            "aten::_foreach_sigmoid",
+            "aten::_foreach_sigmoid_",
+            "aten::_foreach_tanh",
+            "aten::_foreach_tanh_",
+        ],
+        20,
+        1,
+    ),
+    foreach(&["aten::_foreach_pow", "aten::_foreach_pow_"], 20, 2),
+];
+
+/// Looked up for every marker around every kernel: a fast hasher.
+static STOCK_BY_NAME: LazyLock<rprof_trace::FastMap<&'static str, &'static StockSpec>> =
+    LazyLock::new(|| {
+        STOCK
+            .iter()
+            .flat_map(|s| s.spec.names.iter().map(move |n| (*n, s)))
+            .collect()
+    });
+
+/// The stock row naming `name` (with its namespace: `aten::mm`).
+pub fn lookup_stock(name: &str) -> Option<&'static StockSpec> {
+    STOCK_BY_NAME.get(name).copied()
 }
 
 #[cfg(test)]
@@ -441,6 +1074,32 @@ mod tests {
             .map(|s| s.names.len())
             .sum::<usize>();
         assert_eq!(n, 135);
+    }
+
+    #[test]
+    fn stock_rows_are_stock_and_unique() {
+        let total: usize = STOCK.iter().map(|s| s.spec.names.len()).sum();
+        assert_eq!(
+            STOCK_BY_NAME.len(),
+            total,
+            "a stock op name appears in two rows"
+        );
+        for s in STOCK {
+            assert_eq!(s.spec.gate, Gate::Stock);
+            for n in s.spec.names {
+                assert!(n.contains("::"), "{n} has no namespace");
+                assert!(lookup(n).is_none(), "{n} is also a PyProf op");
+            }
+            for i in s.args.int64 {
+                assert!(s.args.pick.is_empty() || s.args.pick.contains(i));
+            }
+        }
+        assert_eq!(
+            lookup_stock("aten::addmm").map(|s| s.spec.rule),
+            Some(Rule::Addmm)
+        );
+        assert!(lookup_stock("addmm").is_none());
+        assert!(dispatch("aten", "aten::mm", true).is_none());
     }
 
     #[test]
@@ -477,5 +1136,11 @@ mod tests {
             .map(|s| std::mem::discriminant(&s.rule))
             .collect();
         assert_eq!(rules.len(), 35);
+        let stock: HashSet<std::mem::Discriminant<Rule>> = OPS
+            .iter()
+            .chain(STOCK.iter().map(|s| &s.spec))
+            .map(|s| std::mem::discriminant(&s.rule))
+            .collect();
+        assert_eq!(stock.len(), 43);
     }
 }

@@ -75,8 +75,13 @@ pub fn contains_any(name: &str, tokens: &[&str]) -> bool {
     tokens.iter().any(|t| name.contains(t))
 }
 
-/// Default mode: does this kernel use tensor cores?
+/// Default mode: does this kernel use tensor cores? cuBLAS's `xmma` kernels
+/// that say `ffma` (e.g. `sm80_xmma_gemm_f32f32_…_ffma_…`) run on CUDA
+/// cores.
 pub fn uses_tensor_cores(short: &str, long: &str) -> bool {
+    if short.contains("_ffma") || long.contains("_ffma") {
+        return false;
+    }
     match &*TC {
         Some(re) => re.is_match(short) || re.is_match(long),
         None => contains_any(short, TOKENS) || contains_any(long, TOKENS),
@@ -116,6 +121,7 @@ mod tests {
             "volta_sgemm_128x64_nn",
             "elementwise_kernel",
             "ampere_sgemm_128x64_nn",
+            "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
         ] {
             assert!(!uses_tensor_cores(name, ""), "{name}");
         }

@@ -306,6 +306,72 @@ impl Synth {
     }
 }
 
+/// Lays out operator ranges and the kernels they launch on a timeline,
+/// the way PyTorch's `emit_nvtx` nests them: [`OpTimeline::op`] opens the
+/// ranges of `stack` (outermost first) on one thread, launches each kernel
+/// inside the innermost one, and closes them; the kernels run on the GPU in
+/// launch order, after their launch. Times and correlation ids only grow.
+#[derive(Clone, Debug)]
+pub struct OpTimeline {
+    /// The trace being built.
+    pub synth: Synth,
+    cpu_ns: i64,
+    gpu_ns: i64,
+    corr: i64,
+}
+
+impl Default for OpTimeline {
+    fn default() -> OpTimeline {
+        OpTimeline::new()
+    }
+}
+
+impl OpTimeline {
+    /// An empty trace on an A100, starting at 1 ms.
+    pub fn new() -> OpTimeline {
+        let mut synth = Synth::default();
+        synth.gpus.push(SynthGpu::a100());
+        OpTimeline {
+            synth,
+            cpu_ns: 1_000_000,
+            gpu_ns: 1_000_000,
+            corr: 1,
+        }
+    }
+
+    /// Nested push/pop ranges with the texts of `stack` on thread `tid`
+    /// (pid 100), one launch per kernel (demangled names) inside the
+    /// innermost; returns the kernels' correlation ids.
+    pub fn op(&mut self, tid: u64, stack: &[&str], kernels: &[&str]) -> Vec<i64> {
+        let depth = i64::try_from(stack.len()).unwrap_or(0);
+        let start = self.cpu_ns;
+        let mut t = start + 10 * depth + 10;
+        let mut ids = Vec::new();
+        for name in kernels {
+            let mut k = SynthKernel::new(name, 0, 0, self.corr);
+            k.tid = tid;
+            k.launch = Some((t, t + 50, "cudaLaunchKernel_v7000".to_owned()));
+            let gpu = self.gpu_ns.max(t + 1_000);
+            k.start = gpu;
+            k.end = gpu + 500;
+            self.gpu_ns = gpu + 600;
+            self.synth.kernels.push(k);
+            ids.push(self.corr);
+            self.corr += 1;
+            t += 100;
+        }
+        let end = t + 10 * depth + 10;
+        for (i, text) in stack.iter().enumerate() {
+            let i = i64::try_from(i).unwrap_or(0);
+            let mut r = SynthRange::push(text, start + 10 * i, end - 10 * i);
+            r.tid = tid;
+            self.synth.ranges.push(r);
+        }
+        self.cpu_ns = end + 100;
+        ids
+    }
+}
+
 fn w_is_driver(l: &Option<(i64, i64, String)>) -> bool {
     l.as_ref()
         .is_some_and(|(_, _, api)| api.starts_with("cu") && !api.starts_with("cuda"))

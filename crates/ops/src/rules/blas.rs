@@ -18,15 +18,16 @@ fn gemm_tc(c: &OpCall<'_>, mode: Mode, apex_tokens: &[&str]) -> Tc {
     }
 }
 
-/// Default mode (B22): a split-K reduction or an elementwise/reduce
-/// kernel under a GEMM marker is not the GEMM.
-fn gemm_helper_kernel(name: &str) -> bool {
+/// Default mode (B22): a split-K reduction, a cuBLASLt epilogue or an
+/// elementwise/reduce kernel under a GEMM marker is not the GEMM.
+pub(crate) fn gemm_helper_kernel(name: &str) -> bool {
     !name.contains("gemm")
         && !name.contains("gemv")
         && (name.contains("reduce")
             || name.contains("Reduce")
             || name.contains("elementwise")
-            || name.contains("Pointwise"))
+            || name.contains("Pointwise")
+            || name.contains("epilogue"))
 }
 
 /// The shared GEMM cost: `2·b·m·n·k` FLOPs, `e·b·(mn + mk + nk)` bytes.

@@ -55,6 +55,39 @@ const CONV: &[&str] = &[
 /// B26: name parts of today's convolution kernels.
 const CONV_MODERN: &[&str] = &["conv", "Conv", "implicit_gemm", "fprop", "dgrad", "wgrad"];
 
+/// What a kernel under a convolution does (default-mode names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConvKernel {
+    /// Layout, offset, transform kernels: no convolution math.
+    Aux,
+    /// The bias gradient.
+    Bias,
+    /// The convolution itself.
+    Math,
+    /// Anything else (PyProf counts nothing).
+    Other,
+}
+
+/// The default mode's reading of a kernel under a convolution, in the
+/// order [`conv`] tests the names; stock markers also take any GEMM-named
+/// kernel as the math (winograd and FFT paths).
+pub(crate) fn conv_kernel(name: &str, long: &str) -> ConvKernel {
+    if contains_any(name, AUX) {
+        ConvKernel::Aux
+    } else if contains_any(name, CONV)
+        || contains_any(name, CONV_MODERN)
+        || contains_any(long, CONV_MODERN)
+        || name.contains("gemm")
+        || name.contains("Gemm")
+    {
+        ConvKernel::Math
+    } else if name.contains("calc_bias_diff") {
+        ConvKernel::Bias
+    } else {
+        ConvKernel::Other
+    }
+}
+
 /// A stride/padding/dilation/groups record: PyProf type name and value.
 #[derive(Clone, Copy)]
 struct Setting<'a> {

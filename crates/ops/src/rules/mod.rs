@@ -3,8 +3,9 @@
 //! (an `assert`, a `KeyError`, …): `--compat` then prints apex's "would
 //! have aborted" row and the default mode an `na` row; neither stops.
 
-mod blas;
-mod conv;
+mod aten;
+pub(crate) mod blas;
+pub(crate) mod conv;
 mod misc;
 mod pointwise;
 mod rnn;
@@ -40,6 +41,8 @@ macro_rules! ensure {
     };
 }
 pub(crate) use ensure;
+
+pub(crate) use aten::{ATTENTION_HELPERS, ConvBackwardKernel, conv_backward_kernel};
 
 /// Run the model of `spec` (the fallback model when `None`) on `c`.
 pub(crate) fn run<'a>(spec: Option<&'static OpSpec>, c: &OpCall<'a>, mode: Mode) -> Estimate {
@@ -96,11 +99,21 @@ pub(crate) fn run<'a>(spec: Option<&'static OpSpec>, c: &OpCall<'a>, mode: Mode)
             Rule::Contiguous => misc::clone_like(c, mode, "contiguous"),
             Rule::Any => misc::any(c, mode),
             Rule::Activation => misc::activation(c, mode),
+            Rule::AtenConv => aten::conv(c, mode),
+            Rule::AtenConvBackward => aten::conv_backward(c, mode),
+            Rule::Attention { layout, backward } => aten::attention(c, mode, layout, backward),
+            Rule::LayerNorm => aten::layer_norm(c, mode),
+            Rule::FusedAdam => aten::fused_adam(c, mode),
+            Rule::Foreach { k, lists } => aten::foreach(c, mode, k, lists),
+            Rule::EmbeddingBackward => aten::embedding_backward(c, mode),
+            Rule::IndexSelectStock => aten::index_select(c, mode),
         },
     };
     match res {
         Ok(mut e) => {
-            if e.outcome == Outcome::Modelled && (e.flops.is_none() || e.bytes.is_none()) {
+            if matches!(e.outcome, Outcome::Modelled | Outcome::Estimated(_))
+                && (e.flops.is_none() || e.bytes.is_none())
+            {
                 e.outcome = Outcome::Partial(unknown_reason(c));
             }
             e
@@ -445,6 +458,23 @@ mod tests {
             // and PyProf's dispatch
             let _ = crate::estimate_call(&m.module, &m.op, &call, mode);
             let _ = run(None, &call, mode);
+        }
+
+        /// Every stock model (default mode only), with an output shape or
+        /// without: never a panic, `na` only with a reason.
+        #[test]
+        fn every_stock_model_never_panics(
+            (_, dir, m, kernel, sub, grid, _) in call_strategy(),
+            row in 0..crate::table::STOCK.len(),
+            output in prop::option::of(prop::collection::vec(dim(), 0..5)),
+        ) {
+            let dir = [Direction::Fprop, Direction::Bprop, Direction::Other][dir];
+            let mut call = OpCall::from_marker(&m, dir, sub, Kernel { name: &kernel, long_name: &kernel, grid });
+            call.output = output.as_deref();
+            let e = run(Some(&crate::table::STOCK[row].spec), &call, Mode::Fixed);
+            if e.flops.is_none() || e.bytes.is_none() {
+                prop_assert!(matches!(e.outcome, Outcome::Partial(_)));
+            }
         }
 
         #[test]

@@ -47,7 +47,13 @@ pub(super) fn pointwise<'a>(spec: &'static OpSpec, c: &OpCall<'a>, mode: Mode) -
             apex_pointwise(*apex, c)
         }
         Mode::Fixed => {
-            let row = own_row(c).unwrap_or(spec);
+            // a stock row's formula is its own; PyProf's rows go by the
+            // marker's op name
+            let row = if spec.gate == Gate::Stock {
+                spec
+            } else {
+                own_row(c).unwrap_or(spec)
+            };
             let kind = match row.rule {
                 Rule::Pointwise { kind, .. } => kind,
                 _ => PwKind::Unary(1),
