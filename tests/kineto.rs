@@ -189,8 +189,8 @@ fn small_trace_edge_cases() {
         assert_eq!(
             gemm["stack"],
             serde_json::json!([
-                "aten::linear, seq = 5, sizes = [[32, 512], [1024, 512], [1024]], dtypes = ['c10::Half', 'c10::Half', 'c10::Half']",
-                "aten::addmm, seq = 6, sizes = [[1024], [32, 512], [512, 1024], [], []], dtypes = ['c10::Half', 'c10::Half', 'c10::Half', 'Scalar', 'Scalar']"
+                "aten::linear, seq = 5, op_id = 1, sizes = [[32, 512], [1024, 512], [1024]], dtypes = ['c10::Half', 'c10::Half', 'c10::Half']",
+                "aten::addmm, seq = 6, op_id = 2, sizes = [[1024], [32, 512], [512, 1024], [], []], dtypes = ['c10::Half', 'c10::Half', 'c10::Half', 'Scalar', 'Scalar']"
             ])
         );
         assert_eq!(recs[1]["kShortName"], "no_launch_kernel");

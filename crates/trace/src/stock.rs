@@ -224,6 +224,7 @@ fn parse_quoted_list(s: &str) -> Option<Vec<&str>> {
 pub fn format_marker(
     name: &str,
     seq: Option<i64>,
+    op_id: Option<i64>,
     sizes: Option<&[Vec<i64>]>,
     dtypes: Option<&[String]>,
 ) -> String {
@@ -231,6 +232,9 @@ pub fn format_marker(
     let mut s = String::from(name);
     if let Some(q) = seq {
         let _ = write!(s, ", seq = {q}");
+    }
+    if let Some(id) = op_id {
+        let _ = write!(s, ", op_id = {id}");
     }
     if let Some(sizes) = sizes {
         s.push_str(", sizes = [");
@@ -352,15 +356,16 @@ mod tests {
         let text = format_marker(
             "aten::addmm",
             Some(5),
+            Some(9),
             Some(&[vec![1024], vec![32, 512], vec![]]),
             Some(&["c10::Half".to_owned(), "float".to_owned(), String::new()]),
         );
         assert_eq!(
             text,
-            "aten::addmm, seq = 5, sizes = [[1024], [32, 512], []], dtypes = ['c10::Half', 'float', '']"
+            "aten::addmm, seq = 5, op_id = 9, sizes = [[1024], [32, 512], []], dtypes = ['c10::Half', 'float', '']"
         );
         let m = parse(&text);
-        assert_eq!((m.name, m.seq), ("aten::addmm", Some(5)));
+        assert_eq!((m.name, m.seq, m.op_id), ("aten::addmm", Some(5), Some(9)));
         assert_eq!(m.sizes, Some(vec![vec![1024], vec![32, 512], vec![]]));
         assert_eq!(m.dtypes, Some(vec!["c10::Half", "float", ""]));
         assert!(parse("x, dtypes = [float]").malformed);

@@ -273,7 +273,11 @@ impl Builder {
                 self.stats.nvtx_rows += 1;
                 let seq = num_i64(arg("Sequence number"));
                 let (sizes, dtypes) = inputs(arg("Input Dims"), arg("Input type"));
-                let text = stock::format_marker(&name, seq, sizes.as_deref(), dtypes.as_deref());
+                // the profiler's External id plays the part of NVTX's op_id:
+                // one per operator call, shared by the kernels it launches
+                let op_id = num_i64(arg("External id")).or_else(|| num_i64(arg("external id")));
+                let text =
+                    stock::format_marker(&name, seq, op_id, sizes.as_deref(), dtypes.as_deref());
                 let text = self.strings.push(&text);
                 let module = arg("Module Hierarchy")
                     .and_then(Value::as_str)
