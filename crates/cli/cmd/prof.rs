@@ -9,14 +9,11 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 use rayon::prelude::*;
-use rprof_ops::{
-    Engine, KernelEstimate, Marker, MarkerCache, Mode, Resolved, Summary, decode_marker,
-    estimate_kernel,
-};
+use rprof_ops::{KernelEstimate, Mode, Resolved, Summary, estimate_kernel};
+use rprof_report::model::Models;
 use rprof_report::{ColumnList, DEFAULT_COLUMNS, Format, Printer, Row};
 use rprof_trace::record::Record;
 
@@ -74,40 +71,6 @@ fn after_help() -> String {
     )
 }
 
-/// The decoded first marker of each record: from the cache, else decoded
-/// in parallel (and cached).
-fn markers(recs: &[Record<'_>], cache: &mut MarkerCache) -> Vec<Option<Arc<Marker>>> {
-    let mut out = Vec::with_capacity(recs.len());
-    let mut misses = Vec::new();
-    for (i, r) in recs.iter().enumerate() {
-        match r.marker.first().map(|t| cache.get(t)) {
-            None => out.push(None),
-            Some(Some(m)) => out.push(m),
-            Some(None) => {
-                out.push(None);
-                misses.push(i);
-            }
-        }
-    }
-    let decoded: Vec<Option<Arc<Marker>>> = misses
-        .par_iter()
-        .map(|&i| {
-            recs[i]
-                .marker
-                .first()
-                .and_then(|t| decode_marker(t))
-                .map(Arc::new)
-        })
-        .collect();
-    for (&i, m) in misses.iter().zip(decoded) {
-        if let Some(t) = recs[i].marker.first() {
-            cache.insert(t, m.clone());
-        }
-        out[i] = m;
-    }
-    out
-}
-
 pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
     let columns: ColumnList = args
         .columns
@@ -134,8 +97,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
     header.write_header()?;
     let mut out = out::writer(None)?;
     out.write_all(&header.into_inner()?)?;
-    let mut engine = Engine::new(mode);
-    let mut cache = MarkerCache::default();
+    let mut models = Models::with_mode(mode);
     let mut summary = Summary::default();
     let mut idx = 0u64;
     let mut flushed = false;
@@ -145,13 +107,11 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
     };
     let result = input::for_each_chunk(&source, opts, |recs, _| {
-        let decoded = markers(recs, &mut cache);
         let items: Vec<(u64, &Record<'_>, Resolved)> = recs
             .iter()
-            .zip(decoded)
-            .map(|(rec, marker)| {
+            .zip(models.resolve(recs))
+            .map(|(rec, res)| {
                 idx += 1;
-                let res = engine.resolve(rec, marker);
                 (idx, rec, res)
             })
             .collect();

@@ -1,11 +1,12 @@
 //! What the op models say about each record, for the reports that
 //! aggregate (`summary`, `gpu`, `export`): op, FLOPs, bytes, tensor cores.
 //!
-//! The same flow as `rprof prof` (default mode, never `--compat`): first
-//! markers decoded (cached, misses in parallel), then PyProf's backward
-//! lookup in input order ([`Models::resolve`]), then the models in
-//! parallel ([`estimate`]). Results keep input order, so the reports are
-//! the same for any number of threads.
+//! The flow of `rprof prof`, shared with them: first markers decoded
+//! (cached, misses in parallel), then PyProf's backward lookup in input
+//! order ([`Models::resolve`]), then the models in parallel
+//! ([`estimate`]). Results keep input order, so the output is the same for
+//! any number of threads. The reports use the default mode; `prof` also
+//! `--compat`.
 
 use std::sync::Arc;
 
@@ -32,8 +33,13 @@ impl Default for Models {
 impl Models {
     /// A new run (default mode: PyProf's models with its bugs fixed).
     pub fn new() -> Models {
+        Models::with_mode(Mode::Fixed)
+    }
+
+    /// A new run in `mode`.
+    pub fn with_mode(mode: Mode) -> Models {
         Models {
-            engine: Engine::new(Mode::Fixed),
+            engine: Engine::new(mode),
             cache: MarkerCache::default(),
         }
     }

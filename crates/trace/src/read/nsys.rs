@@ -408,17 +408,30 @@ pub(crate) fn copy_kind(kind: Option<i64>) -> &'static str {
 
 /// Memory copies and sets, with the process bits of each row.
 fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<(MemOp, u64)>> {
-    let mut out = Vec::new();
-    let mut names: HashMap<&'static str, StrRef> = HashMap::default();
-    for (logical, is_copy) in [
+    let tables: Vec<(String, bool)> = [
         ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
         ("CUPTI_ACTIVITY_KIND_MEMSET", false),
-    ] {
-        let Some(table) = db.resolve(logical) else {
-            continue;
-        };
+    ]
+    .into_iter()
+    .filter_map(|(t, copy)| Some((db.resolve(t)?, copy)))
+    .collect();
+    read_memop_tables(db, &tables, strings)
+}
+
+/// Rows of memcpy (`true`) and memset (`false`) tables, nsys or CUPTI
+/// (nvprof) layout alike: columns are read by name and those a layout lacks
+/// read as NULL. Returns each operation with the process bits of its row
+/// (`globalPid`, nsys only).
+pub(crate) fn read_memop_tables(
+    db: &Db,
+    tables: &[(String, bool)],
+    strings: &mut StrPool,
+) -> Result<Vec<(MemOp, u64)>> {
+    let mut out = Vec::new();
+    let mut names: HashMap<&'static str, StrRef> = HashMap::default();
+    for (table, is_copy) in tables {
         let (list, _) = db.select_list(
-            &table,
+            table,
             &[
                 "start",
                 "end",
@@ -436,12 +449,11 @@ fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<(MemOp, u64)>> {
             let mut st = db.conn.prepare(&sql)?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
-                let int =
-                    |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
+                let int = |i: usize| int_at(r, i);
                 let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
                     continue;
                 };
-                let label = if is_copy {
+                let label = if *is_copy {
                     copy_kind(int(7)?)
                 } else {
                     "Memset"

@@ -307,6 +307,34 @@ fn read_launches(
     let mut names: HashMap<(bool, i64), StrRef> = HashMap::default();
     let mut by_corr: HashMap<i64, u32> = HashMap::default();
     let mut launches = Vec::new();
+    // one launch per correlation id, shared by the kernels and copies it
+    // started
+    let mut link = |corr: i64, row: &ApiRow, strings: &mut StrPool| -> u32 {
+        if let Some(&li) = by_corr.get(&corr) {
+            return li;
+        }
+        let api = *names.entry((row.driver, row.cbid)).or_insert_with(|| {
+            let name = api_name(row.driver, row.cbid)
+                .map(str::to_owned)
+                .unwrap_or_else(|| {
+                    let kind = if row.driver { "driver" } else { "runtime" };
+                    format!("{kind}#{}", row.cbid)
+                });
+            strings.push(&name)
+        });
+        let li = launches.len() as u32;
+        launches.push(Launch {
+            start_ns: row.start,
+            end_ns: row.end,
+            thread: thread_key(row.pid, row.tid),
+            pid: row.pid as u32 as u64,
+            tid: row.tid as u32 as u64,
+            correlation: corr,
+            api: Some(api),
+        });
+        by_corr.insert(corr, li);
+        li
+    };
     for (i, k) in kernels.iter_mut().enumerate() {
         let rt = runtime
             .get(&k.correlation)
@@ -338,135 +366,34 @@ fn read_launches(
                 });
             }
         }
-        let Some(row) = rt.first().or(dr.first()) else {
-            continue;
-        };
-        if let Some(&li) = by_corr.get(&k.correlation) {
-            k.launch = Some(li);
-            continue;
+        if let Some(row) = rt.first().or(dr.first()) {
+            k.launch = Some(link(k.correlation, row, strings));
         }
-        let api = names.entry((row.driver, row.cbid)).or_insert_with(|| {
-            let name = api_name(row.driver, row.cbid)
-                .map(str::to_owned)
-                .unwrap_or_else(|| {
-                    format!(
-                        "{}#{}",
-                        if row.driver { "driver" } else { "runtime" },
-                        row.cbid
-                    )
-                });
-            strings.push(&name)
-        });
-        let li = launches.len() as u32;
-        launches.push(Launch {
-            start_ns: row.start,
-            end_ns: row.end,
-            thread: thread_key(row.pid, row.tid),
-            pid: row.pid as u32 as u64,
-            tid: row.tid as u32 as u64,
-            correlation: k.correlation,
-            api: Some(*api),
-        });
-        by_corr.insert(k.correlation, li);
-        k.launch = Some(li);
     }
     for m in memops.iter_mut() {
-        if let Some(&li) = by_corr.get(&m.correlation) {
-            m.launch = Some(li);
-            continue;
+        let rt = runtime.get(&m.correlation).and_then(|v| v.first());
+        if let Some(row) = rt.or_else(|| driver.get(&m.correlation).and_then(|v| v.first())) {
+            m.launch = Some(link(m.correlation, row, strings));
         }
-        let Some(row) = runtime
-            .get(&m.correlation)
-            .and_then(|v| v.first())
-            .or_else(|| driver.get(&m.correlation).and_then(|v| v.first()))
-        else {
-            continue;
-        };
-        let api = *names.entry((row.driver, row.cbid)).or_insert_with(|| {
-            let name = api_name(row.driver, row.cbid)
-                .map(str::to_owned)
-                .unwrap_or_else(|| {
-                    format!(
-                        "{}#{}",
-                        if row.driver { "driver" } else { "runtime" },
-                        row.cbid
-                    )
-                });
-            strings.push(&name)
-        });
-        let li = launches.len() as u32;
-        launches.push(Launch {
-            start_ns: row.start,
-            end_ns: row.end,
-            thread: thread_key(row.pid, row.tid),
-            pid: row.pid as u32 as u64,
-            tid: row.tid as u32 as u64,
-            correlation: m.correlation,
-            api: Some(api),
-        });
-        by_corr.insert(m.correlation, li);
-        m.launch = Some(li);
     }
     Ok(launches)
 }
 
 /// Memory copies and sets.
 fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
-    let mut out = Vec::new();
-    let mut names: HashMap<&'static str, StrRef> = HashMap::default();
-    for (table, is_copy) in [
+    let tables: Vec<(String, bool)> = [
         ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
         ("CUPTI_ACTIVITY_KIND_MEMCPY2", true),
         ("CUPTI_ACTIVITY_KIND_MEMSET", false),
-    ] {
-        if !db.has_table(table) {
-            continue;
-        }
-        let (list, _) = db.select_list(
-            table,
-            &[
-                "start",
-                "end",
-                "deviceId",
-                "streamId",
-                "correlationId",
-                "bytes",
-                "copyKind",
-            ],
-            &["start", "end"],
-        )?;
-        let sql = format!("SELECT {list} FROM {table} ORDER BY _id_");
-        let mut run = || -> rusqlite::Result<()> {
-            let mut st = db.conn.prepare(&sql)?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                let int =
-                    |i: usize| -> rusqlite::Result<Option<i64>> { r.get::<_, Option<i64>>(i) };
-                let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
-                    continue;
-                };
-                let label = if is_copy {
-                    crate::read::nsys::copy_kind(int(6)?)
-                } else {
-                    "Memset"
-                };
-                let name = *names.entry(label).or_insert_with(|| strings.push(label));
-                out.push(MemOp {
-                    start_ns: start,
-                    end_ns: end,
-                    device: int(2)?.unwrap_or(0),
-                    stream: int(3)?.unwrap_or(0),
-                    correlation: int(4)?.unwrap_or(-1),
-                    bytes: int(5)?,
-                    name,
-                    launch: None,
-                });
-            }
-            Ok(())
-        };
-        run().map_err(|e| db.err(format!("reading table {table}"), e))?;
-    }
-    Ok(out)
+    ]
+    .into_iter()
+    .filter(|(t, _)| db.has_table(t))
+    .map(|(t, copy)| (t.to_owned(), copy))
+    .collect();
+    Ok(crate::read::nsys::read_memop_tables(db, &tables, strings)?
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect())
 }
 
 type Domains = Vec<((u64, u32), StrRef)>;
