@@ -215,7 +215,7 @@ impl Blocks {
 /// Bytes per block of a record file: small first, so the first row shows at
 /// once, then larger.
 const FIRST_BLOCK: usize = 64 << 10;
-const MAX_BLOCK: usize = 8 << 20;
+const MAX_BLOCK: usize = 1 << 20;
 
 fn records(
     path: Option<&Path>,

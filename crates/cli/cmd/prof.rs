@@ -145,6 +145,9 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
     });
     out.flush()?;
     result?;
+    // the backward-lookup indexes hold an entry per sequence id of the run;
+    // freeing them one by one only delays the exit
+    std::mem::forget(models);
     if !args.quiet {
         let mut err = io::stderr().lock();
         for m in summary.messages(mode) {
