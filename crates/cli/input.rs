@@ -134,6 +134,7 @@ pub fn load(
         ReadOptions {
             compat: opts.compat,
             memops: opts.memops,
+            ..ReadOptions::default()
         },
     )?;
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);

@@ -1,7 +1,7 @@
 //! Which GPU a kernel ran on: its description (from the profile's device
 //! table, a record file's header, or the record itself), limits and peaks.
 
-use rprof_trace::model::DeviceInfo;
+use rprof_model::DeviceInfo;
 
 use crate::limits::Limits;
 use crate::spec::{self, GpuSpec};

@@ -1,7 +1,7 @@
 //! Per-SM resource limits of a GPU, from the profile's device table when it
 //! has them and from a compute-capability table otherwise.
 
-use rprof_trace::model::DeviceInfo;
+use rprof_model::DeviceInfo;
 
 /// Where the limits came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

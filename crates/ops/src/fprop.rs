@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rprof_trace::record::Record;
+use rprof_model::record::Record;
 
 use crate::marker::Marker;
 

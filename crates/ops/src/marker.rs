@@ -1,6 +1,6 @@
 //! PyProf's argument markers: `{'mod': …, 'op': …, 'args': [ … ]}`
 //! (pyprof-semantics.md §2.5), decoded with the safe literal parser of
-//! `rprof_trace::pylit`. Nothing is ever evaluated.
+//! `rprof_model::pylit`. Nothing is ever evaluated.
 //!
 //! Decoding is tolerant: a marker that is not such a dict is "not a PyProf
 //! marker" (PyProf's `hasNVTX` is false), and an argument record with odd
@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rprof_trace::pylit::{self, Value};
+use rprof_model::pylit::{self, Value};
 
 /// A decoded PyProf argument marker.
 #[derive(Clone, Debug, PartialEq)]

@@ -79,7 +79,7 @@ impl Num {
             Num::Int(i) => {
                 let _ = write!(out, "{i}");
             }
-            Num::Float(f) => out.push_str(&rprof_trace::pylit::float_repr(f)),
+            Num::Float(f) => out.push_str(&rprof_model::pylit::float_repr(f)),
         }
     }
 
@@ -90,7 +90,7 @@ impl Num {
             Num::Int(i) => {
                 let _ = write!(out, "{i}");
             }
-            Num::Float(f) if !f.is_finite() => out.push_str(&rprof_trace::pylit::float_repr(f)),
+            Num::Float(f) if !f.is_finite() => out.push_str(&rprof_model::pylit::float_repr(f)),
             Num::Float(f) => {
                 let t = f.trunc();
                 if t == 0.0 {

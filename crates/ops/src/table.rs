@@ -1042,7 +1042,7 @@ pub static STOCK: &[StockSpec] = &[
 ];
 
 /// Looked up for every marker around every kernel: a fast hasher.
-static STOCK_BY_NAME: LazyLock<rprof_trace::FastMap<&'static str, &'static StockSpec>> =
+static STOCK_BY_NAME: LazyLock<rprof_model::FastMap<&'static str, &'static StockSpec>> =
     LazyLock::new(|| {
         STOCK
             .iter()

@@ -17,9 +17,9 @@ use rprof_gpu::roofline;
 use rprof_gpu::spec::{GpuSpec, MathClass};
 use rprof_gpu::timeline::Weighted;
 use rprof_gpu::usage::{self, DeviceUsage, KernelTime};
+use rprof_model::DeviceInfo;
+use rprof_model::record::Record;
 use rprof_ops::{KernelEstimate, Tc};
-use rprof_trace::model::DeviceInfo;
-use rprof_trace::record::Record;
 
 use crate::model::{dtype_of, known_bytes, known_flops};
 use crate::text;

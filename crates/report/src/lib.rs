@@ -44,8 +44,8 @@ pub use select::{ColumnList, SelectError};
 mod tests {
     use std::borrow::Cow;
 
+    use rprof_model::record::Record;
     use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
-    use rprof_trace::record::Record;
 
     use super::*;
 

@@ -11,11 +11,11 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
+use rprof_model::record::Record;
 use rprof_ops::{
     Engine, Estimate, KernelEstimate, Marker, MarkerCache, Mode, Outcome, Resolved, decode_marker,
     estimate_kernel,
 };
-use rprof_trace::record::Record;
 
 /// The sequential state: the backward lookup and a marker cache.
 #[derive(Debug)]

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
+use rprof_model::record::Record;
 use rprof_ops::{KernelEstimate, Num, StrList, Tc};
-use rprof_trace::record::Record;
 
 use crate::column::Column;
 

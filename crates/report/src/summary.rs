@@ -15,8 +15,8 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use rprof_model::record::Record;
 use rprof_ops::KernelEstimate;
-use rprof_trace::record::Record;
 use serde::Serialize;
 
 use crate::model::{known_bytes, known_flops};

@@ -22,20 +22,13 @@ pub mod attribute;
 pub mod build;
 pub mod demangle;
 pub mod error;
-pub mod markers;
-pub mod model;
-pub mod pylit;
 pub mod read;
-pub mod record;
 pub mod sequence;
-pub mod stock;
-pub mod strings;
+
+// The model (tables, string pool, markers, record format) lives in
+// rprof-model, which has no I/O; re-exported so that `rprof_trace::model::…`
+// and friends keep working for the readers and the binary.
+pub use rprof_model::trace as model;
+pub use rprof_model::{FastMap, FastSet, markers, pylit, record, stock, strings};
 
 pub use error::{Error, Result};
-
-/// `HashMap` with foldhash's fixed-seed hasher: several times faster than
-/// SipHash on the integer keys of the joins, and deterministic. Never
-/// iterated into output.
-pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
-/// `HashSet` counterpart of [`FastMap`].
-pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::FixedState>;

@@ -541,7 +541,7 @@ mod tests {
             .iter()
             .map(|(s, d)| {
                 if s.is_empty() {
-                    v("", "float", rprof_trace::pylit::Value::None)
+                    v("", "float", rprof_model::pylit::Value::None)
                 } else {
                     t(s, d)
                 }

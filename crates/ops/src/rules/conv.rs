@@ -6,7 +6,7 @@
 //! string padding (B25), recognises modern cuDNN kernel names (B26) and
 //! reports tc 0 rather than `-` for non-tensor-core kernels (B27).
 
-use rprof_trace::pylit::Value;
+use rprof_model::pylit::Value;
 
 use super::{Fail, Res, ensure, esize, est, int, need_module, prod, py_num, sum, tensor, tname};
 use crate::call::OpCall;
@@ -534,7 +534,7 @@ mod tests {
             &[
                 t(x, dtype),
                 t(w, dtype),
-                v("", "NoneType", rprof_trace::pylit::Value::None),
+                v("", "NoneType", rprof_model::pylit::Value::None),
                 v("", "tuple", tup(&[stride.0, stride.1])),
                 v("", "tuple", tup(&[pad.0, pad.1])),
                 v("", "tuple", tup(&[1, 1])),
@@ -602,7 +602,7 @@ mod tests {
             &[
                 t(&[8, 16, 100], "float32"),
                 t(&[32, 16, 5], "float32"),
-                v("", "NoneType", rprof_trace::pylit::Value::None),
+                v("", "NoneType", rprof_model::pylit::Value::None),
                 v("", "int", i(2)),
                 v("", "int", i(1)),
             ],

@@ -5,7 +5,7 @@
 //! Most are "one tensor in, `k·numel` FLOPs, `m·numel·e` bytes"; each
 //! function states PyProf's formula and where the modes differ.
 
-use rprof_trace::pylit::Value;
+use rprof_model::pylit::Value;
 
 use super::{
     Fail, Res, bytes, ensure, esize, est, foo_params, int, need_module, numel, prod, sum, tensor,
@@ -725,7 +725,7 @@ pub(super) fn activation<'a>(c: &OpCall<'a>, mode: Mode) -> Res {
 
 #[cfg(test)]
 mod tests {
-    use rprof_trace::pylit::Value;
+    use rprof_model::pylit::Value;
 
     use crate::rules::testing::*;
 

@@ -155,7 +155,7 @@ pub(crate) fn foo_params(c: &OpCall<'_>) -> Option<String> {
         if types.len() > 1 {
             types.push(',');
         }
-        rprof_trace::pylit::write_str_repr(&mut types, t);
+        rprof_model::pylit::write_str_repr(&mut types, t);
     }
     types.push(']');
     Some(Params::new().shapes("T", shapes).raw(&types).finish())
@@ -270,8 +270,8 @@ pub(crate) fn broadcast(shapes: &[&[i64]]) -> Option<Vec<i64>> {
 }
 
 /// A Python scalar record's value as a number (`int`/`float` only).
-pub(crate) fn py_num(v: Option<&rprof_trace::pylit::Value>) -> Option<Num> {
-    use rprof_trace::pylit::Value;
+pub(crate) fn py_num(v: Option<&rprof_model::pylit::Value>) -> Option<Num> {
+    use rprof_model::pylit::Value;
     match v? {
         Value::Int(i) => Some(Num::Int(i128::from(*i))),
         Value::Float(f) => Some(Num::Float(*f)),
@@ -302,7 +302,7 @@ pub(crate) mod testing;
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use rprof_trace::pylit::Value;
+    use rprof_model::pylit::Value;
 
     use super::*;
     use crate::call::{Direction, Kernel};

@@ -273,7 +273,7 @@ fn fixed_pointwise<'a>(kind: PwKind, c: &OpCall<'a>) -> Res {
 
 #[cfg(test)]
 mod tests {
-    use rprof_trace::pylit::Value;
+    use rprof_model::pylit::Value;
 
     use crate::rules::testing::*;
 

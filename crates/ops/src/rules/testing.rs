@@ -1,6 +1,6 @@
 //! Small builders for the rule tests.
 
-use rprof_trace::pylit::Value;
+use rprof_model::pylit::Value;
 
 use crate::call::{Direction, Kernel, OpCall};
 use crate::estimate::{Mode, Outcome, Tc};

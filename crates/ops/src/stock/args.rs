@@ -9,7 +9,7 @@
 //! dtypes, when they match the sizes one for one, are exact: `''` is not
 //! data, `Scalar` a scalar, a type name a tensor of that type.
 
-use rprof_trace::pylit::Value;
+use rprof_model::pylit::Value;
 
 use crate::dtype::Dtype;
 use crate::marker::Arg;

@@ -14,7 +14,7 @@
 //! training iteration); a convolution seen before any of them assumes a
 //! stride-1 "same" output and its row says so.
 
-use rprof_trace::FastMap;
+use rprof_model::FastMap;
 
 /// How long (in records) a convolution waits for its consumer.
 const PENDING_RECORDS: u64 = 1024;

@@ -54,7 +54,7 @@ pub(crate) fn normalise_node(name: &str) -> String {
 /// Sequence number → the forward markers seen with it, innermost last.
 #[derive(Debug)]
 pub(crate) struct FwdIndex {
-    by_seq: rprof_trace::FastMap<i64, Vec<Arc<FwdOp>>>,
+    by_seq: rprof_model::FastMap<i64, Vec<Arc<FwdOp>>>,
     order: VecDeque<i64>,
     cap: usize,
 }
@@ -68,7 +68,7 @@ impl Default for FwdIndex {
 impl FwdIndex {
     pub(crate) fn new(cap: usize) -> FwdIndex {
         FwdIndex {
-            by_seq: rprof_trace::FastMap::default(),
+            by_seq: rprof_model::FastMap::default(),
             order: VecDeque::new(),
             cap: cap.max(1),
         }

@@ -40,7 +40,7 @@ struct Current {
 /// The current instance of each thread.
 #[derive(Debug, Default)]
 pub(crate) struct Instances {
-    by_thread: rprof_trace::FastMap<u64, Current>,
+    by_thread: rprof_model::FastMap<u64, Current>,
 }
 
 impl Instances {

@@ -35,8 +35,8 @@ use std::borrow::Cow;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use rprof_trace::record::Record;
-use rprof_trace::stock::{self as grammar, Head, StockMarker};
+use rprof_model::record::Record;
+use rprof_model::stock::{self as grammar, Head, StockMarker};
 
 use self::conv_shape::ConvShapes;
 use self::fwd::{FwdIndex, FwdOp};
@@ -277,7 +277,7 @@ pub struct State {
     /// The last backward node with a `seq` per thread: work that runs in
     /// the engine's wrapper after the node's own range closed (a bias
     /// gradient's `sum`) belongs to it.
-    last_node: rprof_trace::FastMap<u64, (String, i64)>,
+    last_node: rprof_model::FastMap<u64, (String, i64)>,
 }
 
 impl State {

@@ -28,11 +28,14 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::model::{
-    DeviceInfo, Kernel, KinetoKernel, Launch, MemOp, Range, RangeMeta, ReadStats, Source, Trace,
-    narrow,
+    ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KinetoKernel, Launch, MemDevice,
+    MemEvent, MemKind, MemOp, MemoryKind, Range, RangeKind, RangeMeta, ReadStats, Source,
+    SyncEvent, SyncKind, Trace, narrow,
 };
+use crate::read::ReadOptions;
 use crate::stock;
 use crate::strings::{StrPool, StrRef};
+use rprof_model::{ClockOrigin, DistInfo};
 
 /// Counts specific to Kineto input.
 #[derive(Default)]
@@ -147,9 +150,81 @@ struct Builder {
     stats: ReadStats,
     counts: Counts,
     base_ns: Option<i64>,
+    opts: ReadOptions,
+    api_calls: Vec<ApiCall>,
+    mem_events: Vec<MemEvent>,
+    syncs: Vec<SyncEvent>,
+    dist: Option<DistInfo>,
+    min_ts: Option<i64>,
+}
+
+/// Collective arguments the profiler writes on `record_param_comms`
+/// operators and on communication kernels.
+fn comm_args(b: &mut Builder, args: &Value) -> Option<Box<CommArgs>> {
+    let name = args.get("Collective name").and_then(Value::as_str);
+    let in_n = num_i64(args.get("In msg nelems"));
+    let out_n = num_i64(args.get("Out msg nelems"));
+    if name.is_none() && in_n.is_none() && out_n.is_none() {
+        return None;
+    }
+    let text = |b: &mut Builder, k: &str| -> Option<crate::strings::StrRef> {
+        match args.get(k)? {
+            Value::String(s) => Some(b.intern(s)),
+            Value::Null => None,
+            v => Some(b.intern(&v.to_string())),
+        }
+    };
+    Some(Box::new(CommArgs {
+        collective: name.map(|n| b.intern(n)),
+        in_nelems: in_n,
+        out_nelems: out_n,
+        group_size: num_i64(args.get("Group size")),
+        dtype: text(b, "dtype"),
+        pg_name: text(b, "Process Group Name"),
+        pg_ranks: text(b, "Process Group Ranks"),
+    }))
 }
 
 impl Builder {
+    /// A `[memory]` instant event (`profile_memory=True`).
+    fn memory_event(&mut self, ev: &RawEvent) {
+        let args: Value = match &ev.args {
+            Some(a) => serde_json::from_str(a.get()).unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        let ts = ev.ts.as_ref().and_then(|t| micros_to_ns(t.get()));
+        let bytes = num_i64(args.get("Bytes"));
+        let (Some(ts), Some(bytes)) = (ts, bytes) else {
+            self.stats.mem_events_skipped += 1;
+            return;
+        };
+        // c10::DeviceType: 0 CPU, 1 CUDA
+        let device_type = match num_i64(args.get("Device Type")) {
+            Some(0) | None => MemDevice::Cpu,
+            Some(1) => MemDevice::Cuda,
+            Some(n) => MemDevice::Other(n),
+        };
+        let device = match device_type {
+            MemDevice::Cpu => -1,
+            _ => num_i64(args.get("Device Id")).unwrap_or(0),
+        };
+        let (pid, tid) = (raw_id(&ev.pid), raw_id(&ev.tid));
+        self.mem_events.push(MemEvent {
+            ts_ns: ts,
+            device_type,
+            device,
+            thread: match (pid, tid) {
+                (Some(p), Some(t)) => Some(thread_key(p, t)),
+                _ => None,
+            },
+            pid: pid.map(|p| p & 0xFFFF_FFFF),
+            addr: num_i64(args.get("Addr")).map(|a| a as u64),
+            bytes,
+            total_allocated: num_i64(args.get("Total Allocated")),
+            total_reserved: num_i64(args.get("Total Reserved")),
+        });
+    }
+
     fn intern(&mut self, s: &str) -> StrRef {
         if let Some(&r) = self.names.get(s) {
             return r;
@@ -161,7 +236,14 @@ impl Builder {
 
     fn event(&mut self, ev: RawEvent) {
         self.counts.events += 1;
-        if raw_str(&ev.ph).as_deref() != Some("X") {
+        let ph = raw_str(&ev.ph);
+        if ph.as_deref() == Some("i") || ph.as_deref() == Some("I") {
+            if self.opts.mem_events && raw_str(&ev.name).as_deref() == Some("[memory]") {
+                self.memory_event(&ev);
+            }
+            return;
+        }
+        if ph.as_deref() != Some("X") {
             return;
         }
         let Some(cat) = raw_str(&ev.cat) else {
@@ -171,7 +253,9 @@ impl Builder {
             "kernel" | "Kernel" => Kind::Kernel,
             "gpu_memcpy" | "Memcpy" | "gpu_memset" | "Memset" => Kind::Mem,
             "cuda_runtime" | "Runtime" | "cuda_driver" | "Driver" => Kind::Call,
-            "cpu_op" | "Operator" | "user_annotation" => Kind::Op,
+            "cpu_op" | "Operator" => Kind::Op(RangeKind::CpuOp),
+            "user_annotation" => Kind::Op(RangeKind::UserAnnotation),
+            "cuda_sync" => Kind::Sync,
             _ => return,
         };
         let (Some(name), Some(ts), Some(dur)) = (
@@ -193,6 +277,7 @@ impl Builder {
         let arg = |k: &str| args.get(k);
         let start = ts;
         let end = ts.saturating_add(dur);
+        self.min_ts = Some(self.min_ts.map_or(start, |m| m.min(start)));
         match kind {
             Kind::Kernel => {
                 self.stats.kernel_rows += 1;
@@ -204,6 +289,7 @@ impl Builder {
                     blocks_per_sm: num_f64(arg("blocks per SM")),
                     warps_per_sm: num_f64(arg("warps per SM")),
                     occupancy_pct: num_f64(arg("est. achieved occupancy %")),
+                    comm: comm_args(self, &args),
                 };
                 let has_stats = stats != KinetoKernel::default();
                 self.kernels.push(Kernel {
@@ -234,6 +320,15 @@ impl Builder {
                 });
             }
             Kind::Mem => {
+                let is_set = cat == "gpu_memset" || cat == "Memset";
+                let (kind, (src_mem, dst_mem)) = if is_set {
+                    (MemKind::Set, (MemoryKind::Unknown, MemoryKind::Unknown))
+                } else {
+                    (
+                        MemKind::Copy(CopyKind::from_name(&name)),
+                        MemoryKind::from_kineto_name(&name),
+                    )
+                };
                 let name = self.intern(&name);
                 self.memops.push(MemOp {
                     start_ns: start,
@@ -244,6 +339,37 @@ impl Builder {
                     bytes: num_i64(arg("bytes")),
                     name,
                     launch: None,
+                    kind,
+                    src_mem,
+                    dst_mem,
+                    pid: None,
+                });
+            }
+            Kind::Sync => {
+                if !self.opts.syncs {
+                    return;
+                }
+                let kind = match arg("cuda_sync_kind").and_then(Value::as_str) {
+                    Some("Event Sync") => SyncKind::Event,
+                    Some("Stream Wait Event") => SyncKind::StreamWaitEvent,
+                    Some("Stream Sync") => SyncKind::Stream,
+                    Some("Context Sync") => SyncKind::Context,
+                    _ => match name.as_str() {
+                        "Event Sync" => SyncKind::Event,
+                        "Stream Wait Event" => SyncKind::StreamWaitEvent,
+                        "Stream Sync" => SyncKind::Stream,
+                        "Context Sync" => SyncKind::Context,
+                        _ => SyncKind::Unknown,
+                    },
+                };
+                self.syncs.push(SyncEvent {
+                    start_ns: start,
+                    end_ns: end,
+                    device: num_i64(arg("device")),
+                    stream: num_i64(arg("stream")),
+                    correlation: num_i64(arg("correlation")),
+                    pid: None,
+                    kind,
                 });
             }
             Kind::Call => {
@@ -255,6 +381,16 @@ impl Builder {
                     return;
                 };
                 let api = self.intern(&name);
+                if self.opts.api_calls {
+                    self.api_calls.push(ApiCall {
+                        start_ns: start,
+                        end_ns: end,
+                        thread: thread_key(pid, tid),
+                        correlation: corr,
+                        name: api,
+                        kind: ApiKind::classify(&name),
+                    });
+                }
                 self.calls.entry(corr).or_insert(Launch {
                     start_ns: start,
                     end_ns: end,
@@ -265,7 +401,7 @@ impl Builder {
                     api: Some(api),
                 });
             }
-            Kind::Op => {
+            Kind::Op(range_kind) => {
                 let (Some(pid), Some(tid)) = (raw_id(&ev.pid), raw_id(&ev.tid)) else {
                     self.counts.skipped_bad_type += 1;
                     return;
@@ -287,13 +423,14 @@ impl Builder {
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
                     .map(|s| s.to_owned());
-                if module.is_some() || call_stack.is_some() {
-                    let m = RangeMeta {
-                        module: module.map(|s| self.intern(&s)),
-                        call_stack: call_stack.map(|s| self.intern(&s)),
-                    };
-                    self.range_meta.insert(text, m);
-                }
+                let m = RangeMeta {
+                    module: module.map(|s| self.intern(&s)),
+                    call_stack: call_stack.map(|s| self.intern(&s)),
+                    name: Some(self.intern(&name)),
+                    kind: range_kind,
+                    comm: comm_args(self, &args),
+                };
+                self.range_meta.insert(text, m);
                 self.ranges.push(Range {
                     start_ns: start,
                     end_ns: end,
@@ -311,7 +448,8 @@ enum Kind {
     Kernel,
     Mem,
     Call,
-    Op,
+    Op(RangeKind),
+    Sync,
 }
 
 fn thread_key(pid: u64, tid: u64) -> u64 {
@@ -423,6 +561,22 @@ impl<'de> Visitor<'de> for Root<'_> {
                 "baseTimeNanoseconds" => {
                     let v: Value = map.next_value()?;
                     self.0.base_ns = num_i64(Some(&v));
+                }
+                "distributedInfo" => {
+                    let v: Value = map.next_value()?;
+                    if v.is_object() {
+                        let text = |k: &str| match v.get(k) {
+                            Some(Value::String(s)) => Some(s.clone()),
+                            Some(Value::Null) | None => None,
+                            Some(x) => Some(x.to_string()),
+                        };
+                        self.0.dist = Some(DistInfo {
+                            rank: num_i64(v.get("rank")),
+                            world_size: num_i64(v.get("world_size")),
+                            backend: text("backend"),
+                            pg_config: text("pg_config"),
+                        });
+                    }
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -537,8 +691,13 @@ impl<'de> Visitor<'de> for EventSeed {
     }
 }
 
-/// Read a Kineto trace (gzip or plain JSON).
+/// Read a Kineto trace (gzip or plain JSON) with the default options.
 pub fn read(path: &Path, gzip: bool) -> Result<Trace> {
+    read_with(path, gzip, ReadOptions::default())
+}
+
+/// Read a Kineto trace (gzip or plain JSON), keeping what `opts` asks for.
+pub fn read_with(path: &Path, gzip: bool, opts: ReadOptions) -> Result<Trace> {
     let file = std::fs::File::open(path).map_err(|e| Error::Io {
         path: path.to_owned(),
         source: e,
@@ -551,10 +710,10 @@ pub fn read(path: &Path, gzip: bool) -> Result<Trace> {
     } else {
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    read_from(path, reader)
+    read_from(path, reader, opts)
 }
 
-fn read_from(path: &Path, reader: impl Read) -> Result<Trace> {
+fn read_from(path: &Path, reader: impl Read, opts: ReadOptions) -> Result<Trace> {
     let mut b = Builder {
         strings: StrPool::new(),
         names: HashMap::default(),
@@ -567,6 +726,12 @@ fn read_from(path: &Path, reader: impl Read) -> Result<Trace> {
         stats: ReadStats::default(),
         counts: Counts::default(),
         base_ns: None,
+        opts,
+        api_calls: Vec::new(),
+        mem_events: Vec::new(),
+        syncs: Vec::new(),
+        dist: None,
+        min_ts: None,
     };
     let mut de = serde_json::Deserializer::from_reader(reader);
     let found = Root(&mut b)
@@ -610,6 +775,13 @@ fn finish(path: &Path, b: Builder) -> Result<Trace> {
         devices,
         mut stats,
         counts,
+        base_ns,
+        opts,
+        mut api_calls,
+        mut mem_events,
+        mut syncs,
+        dist,
+        min_ts,
         ..
     } = b;
     // launches referenced by kernels and memory operations, in kernel order
@@ -632,11 +804,42 @@ fn finish(path: &Path, b: Builder) -> Result<Trace> {
         m.launch = link(m.correlation);
     }
     stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
+    for m in &mut memops {
+        m.pid = m
+            .launch
+            .and_then(|i| launches.get(i as usize))
+            .map(|l| l.pid);
+    }
     let threads: HashSet<u64> = launches.iter().map(|l| l.thread).collect();
     let ranges: Vec<Range> = ranges
         .into_iter()
-        .filter(|r| threads.contains(&r.thread))
+        .filter(|r| opts.all_ranges || threads.contains(&r.thread))
         .collect();
+    api_calls.sort_by_key(|c| (c.start_ns, c.thread, c.correlation));
+    mem_events.sort_by_key(|e| e.ts_ns);
+    syncs.sort_by_key(|e| e.start_ns);
+    stats.api_calls = api_calls.len() as u64;
+    stats.mem_events = mem_events.len() as u64;
+    let mut missing = Vec::new();
+    if opts.mem_events && mem_events.is_empty() {
+        missing.push(
+            "memory events: none in the trace (torch.profiler.profile(profile_memory=True) records them)"
+                .to_owned(),
+        );
+    }
+    // Newer traces give `ts` relative to `baseTimeNanoseconds`; older ones
+    // write absolute epoch microseconds (anything after 2001 in ns).
+    let clock = match base_ns {
+        Some(b) => Some(ClockOrigin {
+            epoch_ns: b,
+            method: "PyTorch profiler baseTimeNanoseconds",
+        }),
+        None if min_ts.is_some_and(|t| t > 1_000_000_000_000_000_000) => Some(ClockOrigin {
+            epoch_ns: 0,
+            method: "absolute timestamps (PyTorch profiler)",
+        }),
+        None => None,
+    };
     stats.ranges = ranges.len() as u64;
     stats.ranges_skipped = counts.skipped_bad_type;
     let mut notes = Vec::new();
@@ -646,21 +849,24 @@ fn finish(path: &Path, b: Builder) -> Result<Trace> {
             counts.skipped_bad_type
         ));
     }
-    Ok(Trace {
-        path: path.to_owned(),
-        source: Source::Kineto,
-        producer: Some("PyTorch profiler (Kineto) trace".into()),
-        strings,
-        kernels,
-        launches,
-        ranges,
-        range_meta,
-        memops,
-        domains: Vec::new(),
-        devices,
-        stats,
-        notes,
-    })
+    let mut trace = Trace::empty(path.to_owned(), Source::Kineto);
+    trace.producer = Some("PyTorch profiler (Kineto) trace".into());
+    trace.strings = strings;
+    trace.kernels = kernels;
+    trace.launches = launches;
+    trace.api_calls = api_calls;
+    trace.ranges = ranges;
+    trace.range_meta = range_meta;
+    trace.memops = memops;
+    trace.devices = devices;
+    trace.mem_events = mem_events;
+    trace.syncs = syncs;
+    trace.clock = clock;
+    trace.dist = dist;
+    trace.missing = missing;
+    trace.stats = stats;
+    trace.notes = notes;
+    Ok(trace)
 }
 
 #[cfg(test)]
@@ -689,7 +895,7 @@ mod tests {
     }
 
     fn trace(json: &str) -> Result<Trace> {
-        read_from(Path::new("t.json"), json.as_bytes())
+        read_from(Path::new("t.json"), json.as_bytes(), ReadOptions::default())
     }
 
     #[test]

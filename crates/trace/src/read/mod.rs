@@ -24,6 +24,29 @@ pub struct ReadOptions {
     pub compat: bool,
     /// Also read memory copies and sets (for timelines and GPU views).
     pub memops: bool,
+    /// Also read every CUDA API call into [`Trace::api_calls`].
+    pub api_calls: bool,
+    /// Keep NVTX ranges (and profiler operators) on every thread, not only
+    /// on threads that launched kernels.
+    pub all_ranges: bool,
+    /// Also read memory (allocation) events.
+    pub mem_events: bool,
+    /// Also read CUPTI synchronisation records.
+    pub syncs: bool,
+}
+
+impl ReadOptions {
+    /// Everything the readers can see: for the timeline views.
+    pub fn everything() -> ReadOptions {
+        ReadOptions {
+            compat: false,
+            memops: true,
+            api_calls: true,
+            all_ranges: true,
+            mem_events: true,
+            syncs: true,
+        }
+    }
 }
 
 /// What kind of file `path` is, judged from its content.
@@ -94,8 +117,8 @@ pub fn sniff(path: &Path) -> Result<FileKind> {
 pub fn read(path: &Path, opts: ReadOptions) -> Result<Trace> {
     match sniff(path)? {
         FileKind::Sqlite => {}
-        FileKind::Gzip => return kineto::read(path, true),
-        FileKind::Json => return kineto::read(path, false),
+        FileKind::Gzip => return kineto::read_with(path, true, opts),
+        FileKind::Json => return kineto::read_with(path, false, opts),
         FileKind::Unknown => {
             let empty = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) == 0;
             return Err(if empty {

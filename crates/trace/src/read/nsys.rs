@@ -9,10 +9,14 @@
 use crate::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::error::{Error, Result};
-use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, ReadStats, Source, Trace, narrow};
+use crate::model::{
+    ApiCall, ApiKind, CopyKind, DeviceInfo, Kernel, Launch, MemDevice, MemEvent, MemKind, MemOp,
+    MemoryKind, Range, ReadStats, Source, SyncEvent, SyncKind, Trace, narrow,
+};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
+use rprof_model::ClockOrigin;
 
 const PID_MASK: u64 = !0xFF_FFFF;
 
@@ -45,7 +49,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         let mut trace = main?;
         if let Some(raw) = nvtx {
             let capture_end = capture_end(db, &trace.kernels, &trace.launches);
-            merge_nvtx(raw, &mut trace, capture_end);
+            merge_nvtx(raw, &mut trace, capture_end, opts.all_ranges);
         }
         Ok(trace)
     })
@@ -55,6 +59,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
 fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
     let mut strings = StrPool::new();
     let mut notes = Vec::new();
+    let mut missing = Vec::new();
     let mut stats = ReadStats::default();
 
     let rows = read_string_ids(db)?;
@@ -79,9 +84,16 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
     } else {
         Vec::new()
     };
+    let mut api_calls = Vec::new();
     let launches = match db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME") {
-        Some(t) => read_launches(db, &t, &mut kernels, &mut memops, &mut strings)?,
+        Some(t) => {
+            let all = opts.api_calls.then_some(&mut api_calls);
+            read_launches(db, &t, &mut kernels, &mut memops, &mut strings, all)?
+        }
         None => {
+            if opts.api_calls {
+                missing.push("CUDA API calls: no CUPTI_ACTIVITY_KIND_RUNTIME table".to_owned());
+            }
             if !kernels.is_empty() {
                 notes.push("no CUDA API table (CUPTI_ACTIVITY_KIND_RUNTIME): kernels cannot be tied to threads or NVTX ranges".into());
             }
@@ -89,23 +101,159 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
         }
     };
     stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
+    stats.api_calls = api_calls.len() as u64;
     let devices = read_devices(db, &kernels, &launches, &mut notes)?;
+    let mem_events = if opts.mem_events {
+        match db.resolve("CUDA_GPU_MEMORY_USAGE_EVENTS") {
+            Some(t) => read_mem_events(db, &t, &mut stats)?,
+            None => {
+                missing.push(
+                    "memory events: not captured (nsys profile --cuda-memory-usage=true records them)"
+                        .to_owned(),
+                );
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let syncs = if opts.syncs {
+        match db.resolve("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") {
+            Some(t) => read_syncs(db, &t)?,
+            None => {
+                missing.push(
+                    "synchronisation records: no CUPTI_ACTIVITY_KIND_SYNCHRONIZATION table"
+                        .to_owned(),
+                );
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let mut trace = Trace::empty(db.path.clone(), Source::Nsys);
+    trace.producer = producer;
+    trace.strings = strings;
+    trace.kernels = kernels;
+    trace.launches = launches;
+    trace.api_calls = api_calls;
+    trace.memops = memops.into_iter().map(|(m, _)| m).collect();
+    trace.devices = devices;
+    trace.mem_events = mem_events;
+    trace.syncs = syncs;
+    trace.clock = clock_origin(db);
+    trace.missing = missing;
+    trace.stats = stats;
+    trace.notes = notes;
+    Ok(trace)
+}
 
-    Ok(Trace {
-        path: db.path.clone(),
-        source: Source::Nsys,
-        producer,
-        strings,
-        kernels,
-        launches,
-        ranges: Vec::new(),
-        range_meta: Default::default(),
-        memops: memops.into_iter().map(|(m, _)| m).collect(),
-        domains: Vec::new(),
-        devices,
-        stats,
-        notes,
+/// Wall-clock time of the session start: `utcEpochNs`, which is the
+/// absolute time of the file's time 0 (event times are offsets from it).
+fn clock_origin(db: &Db) -> Option<ClockOrigin> {
+    if !db.has_table("TARGET_INFO_SESSION_START_TIME") {
+        return None;
+    }
+    let ns = db.scalar_i64("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")?;
+    Some(ClockOrigin {
+        epoch_ns: ns,
+        method: "nsys session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs)",
     })
+}
+
+/// `CUDA_GPU_MEMORY_USAGE_EVENTS` (`--cuda-memory-usage=true`): one row per
+/// allocation (`memoryOperationType` 0) or release (1) of device memory.
+fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<MemEvent>> {
+    let (list, _) = db.select_list(
+        table,
+        &[
+            "start",
+            "globalPid",
+            "deviceId",
+            "address",
+            "bytes",
+            "memoryOperationType",
+        ],
+        &["start", "bytes"],
+    )?;
+    let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
+    let mut out = Vec::new();
+    let mut run = || -> rusqlite::Result<()> {
+        let mut st = db.conn.prepare(&sql)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let int = |i: usize| int_at(r, i);
+            let (Some(ts), Some(bytes)) = (int(0)?, int(4)?) else {
+                stats.mem_events_skipped += 1;
+                continue;
+            };
+            let sign = match int(5)? {
+                Some(0) => 1,
+                Some(1) => -1,
+                _ => {
+                    stats.mem_events_skipped += 1;
+                    continue;
+                }
+            };
+            out.push(MemEvent {
+                ts_ns: ts,
+                device_type: MemDevice::Cuda,
+                device: int(2)?.unwrap_or(0),
+                thread: None,
+                pid: int(1)?.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                addr: int(3)?.map(|a| a as u64),
+                bytes: sign * bytes.abs(),
+                total_allocated: None,
+                total_reserved: None,
+            });
+        }
+        Ok(())
+    };
+    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    stats.mem_events = out.len() as u64;
+    Ok(out)
+}
+
+/// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION` rows (nsys and nvprof layouts).
+pub(crate) fn read_syncs(db: &Db, table: &str) -> Result<Vec<SyncEvent>> {
+    let (list, _) = db.select_list(
+        table,
+        &[
+            "start",
+            "end",
+            "deviceId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "syncType",
+            "type",
+        ],
+        &["start", "end"],
+    )?;
+    let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
+    let mut out = Vec::new();
+    let mut run = || -> rusqlite::Result<()> {
+        let mut st = db.conn.prepare(&sql)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let int = |i: usize| int_at(r, i);
+            let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                continue;
+            };
+            out.push(SyncEvent {
+                start_ns: start,
+                end_ns: end,
+                device: int(2)?,
+                stream: int(3)?,
+                correlation: int(4)?,
+                pid: int(5)?.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                kind: SyncKind::from_code(int(6)?.or(int(7)?)),
+            });
+        }
+        Ok(())
+    };
+    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    Ok(out)
 }
 
 fn read_string_ids(db: &Db) -> Result<Vec<(i64, String)>> {
@@ -260,6 +408,7 @@ fn read_launches(
     kernels: &mut [Kernel],
     memops: &mut [(MemOp, u64)],
     strings: &mut StrPool,
+    mut all: Option<&mut Vec<ApiCall>>,
 ) -> Result<Vec<Launch>> {
     // (process bits, correlation id) → launch slot
     let mut want: HashMap<(u64, i64), u32> =
@@ -311,6 +460,10 @@ fn read_launches(
     };
     let sql = format!("SELECT {list} FROM \"{table}\"{filter}");
     let mut api_names: HashMap<i64, (StrRef, bool)> = HashMap::default();
+    // every call, for the timeline views; versioned flag for de-duplicating
+    // backtrace rows of exports without eventClass
+    let mut versioned_all: Vec<bool> = Vec::new();
+    let mut unnamed: Option<StrRef> = None;
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
@@ -319,6 +472,30 @@ fn read_launches(
                 continue;
             };
             let gtid = gtid as u64;
+            if let Some(all) = all.as_deref_mut()
+                && let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?)
+            {
+                {
+                    let (name, versioned) = match int_at(r, 4)? {
+                        Some(id) => api_name_of(id, &mut api_names, strings),
+                        None => (None, false),
+                    };
+                    let name = match name {
+                        Some(n) => n,
+                        None => *unnamed.get_or_insert_with(|| strings.push("<unknown API>")),
+                    };
+                    let kind = ApiKind::classify(strings.get(name));
+                    all.push(ApiCall {
+                        start_ns: start,
+                        end_ns: end,
+                        thread: gtid,
+                        correlation: corr,
+                        name,
+                        kind,
+                    });
+                    versioned_all.push(versioned);
+                }
+            }
             let Some(&slot) = want.get(&(gtid & PID_MASK, corr)) else {
                 continue;
             };
@@ -326,21 +503,7 @@ fn read_launches(
                 continue;
             };
             let (api, versioned) = match int_at(r, 4)? {
-                Some(id) => match api_names.get(&id) {
-                    Some(&(s, v)) => (Some(s), v),
-                    None => {
-                        let raw = strings.by_file_id(id).map(|s| strings.get(s).to_owned());
-                        match raw {
-                            Some(raw) => {
-                                let (base, v) = api_base_name(&raw);
-                                let s = strings.push(base);
-                                api_names.insert(id, (s, v));
-                                (Some(s), v)
-                            }
-                            None => (None, false),
-                        }
-                    }
-                },
+                Some(id) => api_name_of(id, &mut api_names, strings),
                 None => (None, false),
             };
             let launch = Launch {
@@ -363,6 +526,12 @@ fn read_launches(
         Ok(())
     };
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    if let Some(all) = all {
+        if !has_class {
+            dedupe_backtrace_rows(all, &versioned_all);
+        }
+        all.sort_by_key(|c| (c.start_ns, c.thread, c.correlation));
+    }
 
     // compact in place: slot i becomes launch index[i]
     let mut index = vec![u32::MAX; slots.len()];
@@ -387,6 +556,52 @@ fn read_launches(
         m.launch = find((*pid & PID_MASK, m.correlation));
     }
     Ok(launches)
+}
+
+/// The base name of API function `id` and whether it had a `_vNNNN` suffix,
+/// interned once per id.
+fn api_name_of(
+    id: i64,
+    cache: &mut HashMap<i64, (StrRef, bool)>,
+    strings: &mut StrPool,
+) -> (Option<StrRef>, bool) {
+    if let Some(&(s, v)) = cache.get(&id) {
+        return (Some(s), v);
+    }
+    let Some(raw) = strings.by_file_id(id).map(|s| strings.get(s).to_owned()) else {
+        return (None, false);
+    };
+    let (base, v) = api_base_name(&raw);
+    let s = strings.push(base);
+    cache.insert(id, (s, v));
+    (Some(s), v)
+}
+
+/// Exports without `eventClass` (≤ 2020.x) repeat a call as a CUDA
+/// backtrace row with the unversioned name: keep one row per (thread,
+/// correlation id), the versioned one when there is one.
+fn dedupe_backtrace_rows(all: &mut Vec<ApiCall>, versioned: &[bool]) {
+    let mut order: Vec<u32> = (0..all.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let c = &all[i as usize];
+        (c.thread, c.correlation, !versioned[i as usize], i)
+    });
+    let mut keep = vec![false; all.len()];
+    let mut last: Option<(u64, i64)> = None;
+    for i in order {
+        let c = &all[i as usize];
+        let key = (c.thread, c.correlation);
+        if last != Some(key) {
+            keep[i as usize] = true;
+            last = Some(key);
+        }
+    }
+    let mut i = 0;
+    all.retain(|_| {
+        let k = keep[i];
+        i += 1;
+        k
+    });
 }
 
 /// `copyKind` names (ENUM_CUDA_MEMCPY_OPER; CUPTI uses the same numbers).
@@ -415,7 +630,7 @@ fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<(MemOp, u64)>> {
     .into_iter()
     .filter_map(|(t, copy)| Some((db.resolve(t)?, copy)))
     .collect();
-    read_memop_tables(db, &tables, strings)
+    read_memop_tables(db, &tables, strings, false)
 }
 
 /// Rows of memcpy (`true`) and memset (`false`) tables, nsys or CUPTI
@@ -426,7 +641,15 @@ pub(crate) fn read_memop_tables(
     db: &Db,
     tables: &[(String, bool)],
     strings: &mut StrPool,
+    cupti_mem_kinds: bool,
 ) -> Result<Vec<(MemOp, u64)>> {
+    let mem_kind = |code: Option<i64>| {
+        if cupti_mem_kinds {
+            MemoryKind::from_cupti(code)
+        } else {
+            MemoryKind::from_nsys(code)
+        }
+    };
     let mut out = Vec::new();
     let mut names: HashMap<&'static str, StrRef> = HashMap::default();
     for (table, is_copy) in tables {
@@ -441,6 +664,10 @@ pub(crate) fn read_memop_tables(
                 "globalPid",
                 "bytes",
                 "copyKind",
+                "srcKind",
+                "dstKind",
+                "memKind",
+                "memoryKind",
             ],
             &["start", "end"],
         )?;
@@ -459,6 +686,20 @@ pub(crate) fn read_memop_tables(
                     "Memset"
                 };
                 let name = *names.entry(label).or_insert_with(|| strings.push(label));
+                let (kind, src_mem, dst_mem) = if *is_copy {
+                    (
+                        MemKind::Copy(CopyKind::from_code(int(7)?)),
+                        mem_kind(int(8)?),
+                        mem_kind(int(9)?),
+                    )
+                } else {
+                    (
+                        MemKind::Set,
+                        mem_kind(int(10)?.or(int(11)?)),
+                        MemoryKind::Unknown,
+                    )
+                };
+                let gpid = int(5)?;
                 out.push((
                     MemOp {
                         start_ns: start,
@@ -469,8 +710,12 @@ pub(crate) fn read_memop_tables(
                         bytes: int(6)?,
                         name,
                         launch: None,
+                        kind,
+                        src_mem,
+                        dst_mem,
+                        pid: gpid.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
                     },
-                    int(5)?.unwrap_or(0) as u64,
+                    gpid.unwrap_or(0) as u64,
                 ));
             }
             Ok(())
@@ -666,7 +911,7 @@ fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Resu
 /// the trace's (the smaller pool is appended to it and its handles
 /// shifted), registered strings are resolved, only threads that launched
 /// kernels are kept, and ranges left open end at the end of capture.
-fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64) {
+fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64, all_threads: bool) {
     let NvtxRaw {
         mut pool,
         mut ranges,
@@ -714,7 +959,7 @@ fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64) {
     ranges.retain_mut(|r| {
         let idx = i;
         i += 1;
-        if !threads.contains(&r.thread) {
+        if !all_threads && !threads.contains(&r.thread) {
             return false;
         }
         if unresolved.get(idx).copied().unwrap_or(false) {

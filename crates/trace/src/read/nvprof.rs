@@ -9,7 +9,9 @@
 use crate::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::error::{Error, Result};
-use crate::model::{DeviceInfo, Kernel, Launch, MemOp, Range, ReadStats, Source, Trace, narrow};
+use crate::model::{
+    ApiCall, ApiKind, DeviceInfo, Kernel, Launch, MemOp, Range, ReadStats, Source, Trace, narrow,
+};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
@@ -121,21 +123,112 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         (Vec::new(), Vec::new())
     };
     let devices = read_devices(db, &strings, &mut notes)?;
-    Ok(Trace {
-        path: db.path.clone(),
-        source: Source::Nvprof,
-        producer,
-        strings,
-        kernels,
-        launches,
-        ranges,
-        range_meta: Default::default(),
-        memops,
-        domains,
-        devices,
-        stats,
-        notes,
-    })
+    let mut missing = Vec::new();
+    let api_calls = if opts.api_calls {
+        read_all_api_calls(db, &mut strings)?
+    } else {
+        Vec::new()
+    };
+    stats.api_calls = api_calls.len() as u64;
+    let syncs = if opts.syncs {
+        if db.has_table("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") {
+            crate::read::nsys::read_syncs(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")?
+        } else {
+            missing.push(
+                "synchronisation records: no CUPTI_ACTIVITY_KIND_SYNCHRONIZATION table".to_owned(),
+            );
+            Vec::new()
+        }
+    } else {
+        Vec::new()
+    };
+    if opts.mem_events {
+        missing.push("memory events: nvprof databases do not record allocations".to_owned());
+    }
+    let mut trace = Trace::empty(db.path.clone(), Source::Nvprof);
+    trace.producer = producer;
+    trace.strings = strings;
+    trace.kernels = kernels;
+    trace.launches = launches;
+    trace.api_calls = api_calls;
+    trace.ranges = ranges;
+    trace.memops = memops;
+    trace.domains = domains;
+    trace.devices = devices;
+    trace.syncs = syncs;
+    // nvprof times are Unix-epoch nanoseconds already
+    trace.clock = Some(rprof_model::ClockOrigin {
+        epoch_ns: 0,
+        method: "absolute timestamps (nvprof)",
+    });
+    trace.missing = missing;
+    trace.stats = stats;
+    trace.notes = notes;
+    Ok(trace)
+}
+
+/// Every runtime and driver API call. nvprof stores callback ids, not
+/// names: launch, copy and set calls are named (see [`api_name`]), the
+/// rest print as `runtime#N` / `driver#N` and count as "other".
+fn read_all_api_calls(db: &Db, strings: &mut StrPool) -> Result<Vec<ApiCall>> {
+    let mut out = Vec::new();
+    let mut names: HashMap<(bool, i64), StrRef> = HashMap::default();
+    for (table, driver) in [
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", false),
+        ("CUPTI_ACTIVITY_KIND_DRIVER", true),
+    ] {
+        if !db.has_table(table) {
+            continue;
+        }
+        let (list, _) = db.select_list(
+            table,
+            &[
+                "cbid",
+                "start",
+                "end",
+                "processId",
+                "threadId",
+                "correlationId",
+            ],
+            &["start", "end", "processId", "threadId", "correlationId"],
+        )?;
+        let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY _id_");
+        let mut run = || -> rusqlite::Result<()> {
+            let mut st = db.conn.prepare(&sql)?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let int =
+                    |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
+                let (Some(start), Some(end), Some(pid), Some(tid), Some(corr)) =
+                    (int(1)?, int(2)?, int(3)?, int(4)?, int(5)?)
+                else {
+                    continue;
+                };
+                let cbid = int(0)?.unwrap_or(-1);
+                let name = *names.entry((driver, cbid)).or_insert_with(|| {
+                    let n = api_name(driver, cbid)
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| {
+                            let kind = if driver { "driver" } else { "runtime" };
+                            format!("{kind}#{cbid}")
+                        });
+                    strings.push(&n)
+                });
+                out.push(ApiCall {
+                    start_ns: start,
+                    end_ns: end,
+                    thread: thread_key(pid, tid),
+                    correlation: corr,
+                    name,
+                    kind: ApiKind::classify(strings.get(name)),
+                });
+            }
+            Ok(())
+        };
+        run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    }
+    out.sort_by_key(|c| (c.start_ns, c.thread, c.correlation));
+    Ok(out)
 }
 
 fn read_kernels(
@@ -390,10 +483,12 @@ fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
     .filter(|(t, _)| db.has_table(t))
     .map(|(t, copy)| (t.to_owned(), copy))
     .collect();
-    Ok(crate::read::nsys::read_memop_tables(db, &tables, strings)?
-        .into_iter()
-        .map(|(m, _)| m)
-        .collect())
+    Ok(
+        crate::read::nsys::read_memop_tables(db, &tables, strings, true)?
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect(),
+    )
 }
 
 type Domains = Vec<((u64, u32), StrRef)>;
@@ -447,7 +542,7 @@ fn read_markers(
                 4 => {
                     max_end = max_end.max(ts);
                     if let Some((start, thread, name, domain)) = open.remove(&id)
-                        && threads.contains(&thread)
+                        && (opts.all_ranges || threads.contains(&thread))
                     {
                         push_range(
                             &mut ranges,
@@ -473,7 +568,7 @@ fn read_markers(
         let mut rest: Vec<_> = open.into_iter().collect();
         rest.sort_by_key(|(id, _)| *id);
         for (_, (start, thread, name, domain)) in rest {
-            if threads.contains(&thread) {
+            if opts.all_ranges || threads.contains(&thread) {
                 stats.ranges_open += 1;
                 push_range(
                     &mut ranges,

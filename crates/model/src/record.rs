@@ -38,7 +38,7 @@ pub struct Header {
     pub compat: bool,
     /// The GPUs the profile describes (limits for occupancy estimates).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<crate::model::DeviceInfo>,
+    pub devices: Vec<crate::trace::DeviceInfo>,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -1,0 +1,877 @@
+//! One profile's tables: kernels, the calls that launched them, every other
+//! CUDA API call, NVTX ranges and PyTorch-profiler operators, memory copies
+//! and sets, memory (allocation) events, synchronisation records and device
+//! descriptions.
+//!
+//! Times are integer nanoseconds on the file's own clock (nsys: offsets from
+//! the capture start; nvprof: Unix epoch; Kineto: the trace's `ts`). Compare
+//! times across files only through a [`crate::job::ClockOrigin`].
+//!
+//! Readers fill only the tables a command asks for (see rprof-trace's
+//! `ReadOptions`): a per-kernel report never pays for memory events.
+
+use crate::job::{ClockOrigin, DistInfo};
+use crate::strings::{StrPool, StrRef};
+
+/// Which profiler wrote the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Nsight Systems SQLite export.
+    Nsys,
+    /// nvprof SQLite database.
+    Nvprof,
+    /// PyTorch profiler (Kineto) chrome trace.
+    Kineto,
+}
+
+impl Source {
+    /// Lower-case name, as written in records and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Nsys => "nsys",
+            Source::Nvprof => "nvprof",
+            Source::Kineto => "kineto",
+        }
+    }
+}
+
+/// A CPU thread, unique within one file: the join key of launches, API
+/// calls and ranges. Its layout depends on the input format (nsys: the
+/// packed `globalTid`; nvprof and Kineto: `(pid << 32) | (tid & 0xFFFF_FFFF)`);
+/// [`Trace::thread_id`] turns it into a typed [`ThreadId`].
+pub type ThreadKey = u64;
+
+/// A CPU thread as the profiler names it: process id and thread id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId {
+    /// Operating-system process id.
+    pub pid: u64,
+    /// Thread id (nsys: the Linux TID; nvprof: a 32-bit id; Kineto: the
+    /// trace's `tid`).
+    pub tid: u64,
+}
+
+/// One GPU kernel execution.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// Position in the kernel table (rowid order), used by `--compat`.
+    pub row: u32,
+    /// GPU start, ns.
+    pub start_ns: i64,
+    /// GPU end, ns.
+    pub end_ns: i64,
+    /// CUDA device ordinal as seen by the process.
+    pub device: i64,
+    /// CUDA context id.
+    pub context: Option<u32>,
+    /// CUDA stream id.
+    pub stream: i64,
+    /// CUPTI correlation id (unique within a process).
+    pub correlation: i64,
+    /// nsys `globalPid` (process bits of the packed id); `None` for nvprof.
+    pub global_pid: Option<u64>,
+    /// Kernel name as stored (nsys: demangled by nsys; nvprof: mangled).
+    pub name: StrRef,
+    /// Itanium-mangled name when the file has one (nsys ≥ 2021.5).
+    pub mangled: Option<StrRef>,
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// Block dimensions.
+    pub block: [u32; 3],
+    /// Registers per thread.
+    pub registers_per_thread: Option<u16>,
+    /// Static shared memory per block, bytes.
+    pub static_smem_bytes: Option<u32>,
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_smem_bytes: Option<u32>,
+    /// CUDA graph id (nsys ≥ 2025.5, Kineto).
+    pub graph_id: Option<u32>,
+    /// CUDA graph node id.
+    pub graph_node_id: Option<i64>,
+    /// Index of the launching call in [`Trace::launches`].
+    pub launch: Option<u32>,
+    /// What the PyTorch profiler computed for this kernel (Kineto input).
+    pub kineto: Option<Box<KinetoKernel>>,
+}
+
+/// Occupancy figures the PyTorch profiler (Kineto) writes on each kernel.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KinetoKernel {
+    /// `blocks per SM`: grid blocks / SM count.
+    pub blocks_per_sm: Option<f64>,
+    /// `warps per SM`.
+    pub warps_per_sm: Option<f64>,
+    /// `est. achieved occupancy %`.
+    pub occupancy_pct: Option<f64>,
+    /// Collective arguments the profiler wrote on a communication kernel.
+    pub comm: Option<Box<CommArgs>>,
+}
+
+/// A memory copy or memset on the GPU.
+#[derive(Clone, Debug)]
+pub struct MemOp {
+    /// GPU start, ns.
+    pub start_ns: i64,
+    /// GPU end, ns.
+    pub end_ns: i64,
+    /// Device ordinal.
+    pub device: i64,
+    /// Stream id.
+    pub stream: i64,
+    /// Correlation id.
+    pub correlation: i64,
+    /// Bytes moved or set.
+    pub bytes: Option<i64>,
+    /// `Memcpy HtoD`, `Memset`, …
+    pub name: StrRef,
+    /// Launching call, when found.
+    pub launch: Option<u32>,
+    /// Copy (and its direction) or set.
+    pub kind: MemKind,
+    /// Kind of the source memory (copies) or of the memory set (sets).
+    pub src_mem: MemoryKind,
+    /// Kind of the destination memory (copies).
+    pub dst_mem: MemoryKind,
+    /// Process (nsys `globalPid` process bits, shifted down; nvprof and
+    /// Kineto: the launching call's process when known).
+    pub pid: Option<u64>,
+}
+
+impl MemOp {
+    /// GPU time, ns; 0 when the file says `end <= start`.
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns.saturating_sub(self.start_ns).max(0)
+    }
+}
+
+/// What a memory operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemKind {
+    /// A copy, in this direction.
+    Copy(CopyKind),
+    /// A memset.
+    Set,
+}
+
+/// Direction of a copy (`ENUM_CUDA_MEMCPY_OPER`; CUPTI uses the same numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CopyKind {
+    /// Host to device.
+    HtoD,
+    /// Device to host.
+    DtoH,
+    /// Device to device (same device).
+    DtoD,
+    /// Host to host.
+    HtoH,
+    /// Peer to peer (between devices).
+    PtoP,
+    /// Host to array.
+    HtoA,
+    /// Array to host.
+    AtoH,
+    /// Array to array.
+    AtoA,
+    /// Array to device.
+    AtoD,
+    /// Device to array.
+    DtoA,
+    /// Unknown or unified-memory migration.
+    Other,
+}
+
+impl CopyKind {
+    /// From nsys's / CUPTI's `copyKind` number.
+    pub fn from_code(code: Option<i64>) -> CopyKind {
+        match code {
+            Some(1) | Some(11) => CopyKind::HtoD,
+            Some(2) | Some(12) => CopyKind::DtoH,
+            Some(3) => CopyKind::HtoA,
+            Some(4) => CopyKind::AtoH,
+            Some(5) => CopyKind::AtoA,
+            Some(6) => CopyKind::AtoD,
+            Some(7) => CopyKind::DtoA,
+            Some(8) | Some(13) => CopyKind::DtoD,
+            Some(9) => CopyKind::HtoH,
+            Some(10) => CopyKind::PtoP,
+            _ => CopyKind::Other,
+        }
+    }
+
+    /// From a copy's name (`Memcpy HtoD (Pageable -> Device)`, `Memcpy DtoD`).
+    pub fn from_name(name: &str) -> CopyKind {
+        let word = name
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .find(|w| w.len() == 4 && w.as_bytes()[1] == b't');
+        match word {
+            Some("HtoD") => CopyKind::HtoD,
+            Some("DtoH") => CopyKind::DtoH,
+            Some("DtoD") => CopyKind::DtoD,
+            Some("HtoH") => CopyKind::HtoH,
+            Some("PtoP") => CopyKind::PtoP,
+            Some("HtoA") => CopyKind::HtoA,
+            Some("AtoH") => CopyKind::AtoH,
+            Some("AtoA") => CopyKind::AtoA,
+            Some("AtoD") => CopyKind::AtoD,
+            Some("DtoA") => CopyKind::DtoA,
+            _ => CopyKind::Other,
+        }
+    }
+
+    /// `HtoD`, `DtoH`, …; `other` for unknown kinds.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyKind::HtoD => "HtoD",
+            CopyKind::DtoH => "DtoH",
+            CopyKind::DtoD => "DtoD",
+            CopyKind::HtoH => "HtoH",
+            CopyKind::PtoP => "PtoP",
+            CopyKind::HtoA => "HtoA",
+            CopyKind::AtoH => "AtoH",
+            CopyKind::AtoA => "AtoA",
+            CopyKind::AtoD => "AtoD",
+            CopyKind::DtoA => "DtoA",
+            CopyKind::Other => "other",
+        }
+    }
+}
+
+/// Kind of memory a copy reads or writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryKind {
+    /// Not recorded.
+    #[default]
+    Unknown,
+    /// Pageable host memory.
+    Pageable,
+    /// Page-locked (pinned) host memory.
+    Pinned,
+    /// Device memory.
+    Device,
+    /// CUDA array.
+    Array,
+    /// Managed (unified) memory.
+    Managed,
+}
+
+impl MemoryKind {
+    /// From nsys's `srcKind`/`dstKind`/`memKind` (`ENUM_CUDA_MEM_KIND`:
+    /// 0 pageable, 1 pinned, 2 device, 3 array, 4 managed, 5 device static,
+    /// 6 managed static).
+    pub fn from_nsys(code: Option<i64>) -> MemoryKind {
+        match code {
+            Some(0) => MemoryKind::Pageable,
+            Some(1) => MemoryKind::Pinned,
+            Some(2) | Some(5) => MemoryKind::Device,
+            Some(3) => MemoryKind::Array,
+            Some(4) | Some(6) => MemoryKind::Managed,
+            _ => MemoryKind::Unknown,
+        }
+    }
+
+    /// From CUPTI's (nvprof's) numbering: 1 pageable, 2 pinned, 3 device,
+    /// 4 array, 5 managed, 6 device static, 7 managed static.
+    pub fn from_cupti(code: Option<i64>) -> MemoryKind {
+        match code {
+            Some(1) => MemoryKind::Pageable,
+            Some(2) => MemoryKind::Pinned,
+            Some(3) | Some(6) => MemoryKind::Device,
+            Some(4) => MemoryKind::Array,
+            Some(5) | Some(7) => MemoryKind::Managed,
+            _ => MemoryKind::Unknown,
+        }
+    }
+
+    /// From the PyTorch profiler's copy names (`Memcpy HtoD (Pageable -> Device)`):
+    /// (source, destination).
+    pub fn from_kineto_name(name: &str) -> (MemoryKind, MemoryKind) {
+        let Some(inner) = name.rsplit_once('(').and_then(|(_, r)| r.strip_suffix(')')) else {
+            return (MemoryKind::Unknown, MemoryKind::Unknown);
+        };
+        let word = |w: &str| match w.trim() {
+            "Pageable" => MemoryKind::Pageable,
+            "Pinned" => MemoryKind::Pinned,
+            "Device" => MemoryKind::Device,
+            "Array" => MemoryKind::Array,
+            "Managed" => MemoryKind::Managed,
+            _ => MemoryKind::Unknown,
+        };
+        match inner.split_once("->") {
+            Some((a, b)) => (word(a), word(b)),
+            None => (word(inner), MemoryKind::Unknown),
+        }
+    }
+
+    /// `pageable`, `pinned`, `device`, `array`, `managed`, `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::Unknown => "unknown",
+            MemoryKind::Pageable => "pageable",
+            MemoryKind::Pinned => "pinned",
+            MemoryKind::Device => "device",
+            MemoryKind::Array => "array",
+            MemoryKind::Managed => "managed",
+        }
+    }
+}
+
+/// One CUDA runtime or driver API call, whatever it does (launches,
+/// synchronisation, copies, allocation, …).
+#[derive(Clone, Debug)]
+pub struct ApiCall {
+    /// CPU start, ns.
+    pub start_ns: i64,
+    /// CPU end, ns.
+    pub end_ns: i64,
+    /// Calling thread.
+    pub thread: ThreadKey,
+    /// Correlation id (ties the call to its GPU work).
+    pub correlation: i64,
+    /// Function name without the `_vNNNN` suffix (`cudaStreamSynchronize`).
+    pub name: StrRef,
+    /// What the call does, from its name.
+    pub kind: ApiKind,
+}
+
+impl ApiCall {
+    /// CPU time of the call, ns (0 when `end <= start`).
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns.saturating_sub(self.start_ns).max(0)
+    }
+}
+
+/// What a CUDA API call does, judged from its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ApiKind {
+    /// Launches a kernel or graph (`cudaLaunchKernel`, `cuLaunchKernelEx`,
+    /// `cudaGraphLaunch`).
+    Launch,
+    /// Blocks the host until the GPU catches up (`cudaDeviceSynchronize`,
+    /// `cudaStreamSynchronize`, `cudaEventSynchronize`, `cuCtxSynchronize`, …).
+    Sync,
+    /// Synchronous copy (`cudaMemcpy`, `cuMemcpyDtoH`): blocks the host.
+    Memcpy,
+    /// Asynchronous copy (`cudaMemcpyAsync`, `cuMemcpyHtoDAsync`).
+    MemcpyAsync,
+    /// Synchronous memset (`cudaMemset`).
+    Memset,
+    /// Asynchronous memset (`cudaMemsetAsync`).
+    MemsetAsync,
+    /// Allocation (`cudaMalloc`, `cudaMallocHost`, `cuMemAlloc`, …).
+    Alloc,
+    /// Release (`cudaFree`, `cuMemFree`, …).
+    Free,
+    /// Anything else (`cudaEventRecord`, `cudaGetDevice`, …).
+    Other,
+}
+
+impl ApiKind {
+    /// Classify an API function by its name (with or without `_vNNNN`).
+    pub fn classify(name: &str) -> ApiKind {
+        let n = match name.rfind("_v") {
+            Some(i) if name[i + 2..].bytes().all(|b| b.is_ascii_digit()) && i + 2 < name.len() => {
+                &name[..i]
+            }
+            _ => name,
+        };
+        let lower = n.to_ascii_lowercase();
+        let l = lower.as_str();
+        if l.contains("synchronize") || l == "cudastreamwaitevent" || l == "custreamwaitevent" {
+            // waiting on an event inside a stream does not block the host
+            if l.contains("waitevent") {
+                return ApiKind::Other;
+            }
+            return ApiKind::Sync;
+        }
+        if l.contains("launch") {
+            return ApiKind::Launch;
+        }
+        if l.starts_with("cudamemcpy") || l.starts_with("cumemcpy") {
+            return if l.contains("async") {
+                ApiKind::MemcpyAsync
+            } else {
+                ApiKind::Memcpy
+            };
+        }
+        if l.starts_with("cudamemset") || l.starts_with("cumemset") {
+            return if l.contains("async") {
+                ApiKind::MemsetAsync
+            } else {
+                ApiKind::Memset
+            };
+        }
+        if l.starts_with("cudamalloc")
+            || l.starts_with("cumemalloc")
+            || l.starts_with("cumemcreate")
+            || l.starts_with("cudahostalloc")
+            || l.starts_with("cumemhostalloc")
+        {
+            return ApiKind::Alloc;
+        }
+        if l.starts_with("cudafree") || l.starts_with("cumemfree") || l.starts_with("cumemrelease")
+        {
+            return ApiKind::Free;
+        }
+        ApiKind::Other
+    }
+
+    /// Lower-case name for reports (`launch`, `sync`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKind::Launch => "launch",
+            ApiKind::Sync => "sync",
+            ApiKind::Memcpy => "memcpy",
+            ApiKind::MemcpyAsync => "memcpy_async",
+            ApiKind::Memset => "memset",
+            ApiKind::MemsetAsync => "memset_async",
+            ApiKind::Alloc => "alloc",
+            ApiKind::Free => "free",
+            ApiKind::Other => "other",
+        }
+    }
+
+    /// Whether the call makes the host wait for the GPU.
+    pub fn blocks_host(self) -> bool {
+        matches!(self, ApiKind::Sync | ApiKind::Memcpy | ApiKind::Memset)
+    }
+}
+
+/// A synchronisation record of CUPTI (nsys/nvprof
+/// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`, Kineto `cuda_sync`): the interval
+/// during which a host thread (or a stream) waited.
+#[derive(Clone, Debug)]
+pub struct SyncEvent {
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End, ns.
+    pub end_ns: i64,
+    /// Device ordinal, when recorded.
+    pub device: Option<i64>,
+    /// Stream, when recorded.
+    pub stream: Option<i64>,
+    /// Correlation id of the API call that waited.
+    pub correlation: Option<i64>,
+    /// Process, when recorded.
+    pub pid: Option<u64>,
+    /// What was waited for.
+    pub kind: SyncKind,
+}
+
+/// `ENUM_CUPTI_SYNC_TYPE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SyncKind {
+    /// Unknown.
+    Unknown,
+    /// `cudaEventSynchronize`.
+    Event,
+    /// `cudaStreamWaitEvent` (a stream waits, not the host).
+    StreamWaitEvent,
+    /// `cudaStreamSynchronize`.
+    Stream,
+    /// `cudaDeviceSynchronize` / context synchronize.
+    Context,
+}
+
+impl SyncKind {
+    /// From CUPTI's number (0 unknown, 1 event, 2 stream wait event,
+    /// 3 stream, 4 context).
+    pub fn from_code(code: Option<i64>) -> SyncKind {
+        match code {
+            Some(1) => SyncKind::Event,
+            Some(2) => SyncKind::StreamWaitEvent,
+            Some(3) => SyncKind::Stream,
+            Some(4) => SyncKind::Context,
+            _ => SyncKind::Unknown,
+        }
+    }
+
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncKind::Unknown => "unknown",
+            SyncKind::Event => "event",
+            SyncKind::StreamWaitEvent => "stream_wait_event",
+            SyncKind::Stream => "stream",
+            SyncKind::Context => "context",
+        }
+    }
+}
+
+/// Where an allocation lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemDevice {
+    /// Host memory (PyTorch's CPU allocator).
+    Cpu,
+    /// A CUDA device.
+    Cuda,
+    /// Another device type (the number PyTorch wrote).
+    Other(i64),
+}
+
+impl MemDevice {
+    /// `cpu`, `cuda` or `type<N>`.
+    pub fn as_str(self) -> String {
+        match self {
+            MemDevice::Cpu => "cpu".into(),
+            MemDevice::Cuda => "cuda".into(),
+            MemDevice::Other(n) => format!("type{n}"),
+        }
+    }
+}
+
+/// One allocation or release of memory (PyTorch profiler `[memory]`
+/// instant events; nsys `CUDA_GPU_MEMORY_USAGE_EVENTS`).
+#[derive(Clone, Debug)]
+pub struct MemEvent {
+    /// When, ns.
+    pub ts_ns: i64,
+    /// Device type.
+    pub device_type: MemDevice,
+    /// Device index (CPU: −1).
+    pub device: i64,
+    /// Thread that allocated, when recorded (Kineto).
+    pub thread: Option<ThreadKey>,
+    /// Process, when recorded.
+    pub pid: Option<u64>,
+    /// Address, when recorded.
+    pub addr: Option<u64>,
+    /// Signed size: positive for an allocation, negative for a release.
+    pub bytes: i64,
+    /// The allocator's total allocated bytes after the event (newer
+    /// PyTorch profilers).
+    pub total_allocated: Option<i64>,
+    /// The allocator's total reserved bytes after the event.
+    pub total_reserved: Option<i64>,
+}
+
+impl Kernel {
+    /// GPU time, ns; 0 when the file says `end <= start`.
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns.saturating_sub(self.start_ns).max(0)
+    }
+}
+
+/// The CPU call that launched a kernel (runtime or driver API).
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// CPU start of the API call, ns.
+    pub start_ns: i64,
+    /// CPU end of the API call, ns.
+    pub end_ns: i64,
+    /// Calling thread.
+    pub thread: ThreadKey,
+    /// Process id (24-bit nsys pid, or nvprof `processId`).
+    pub pid: u64,
+    /// Thread id as PyProf prints it (nsys: low 24 bits of `globalTid`;
+    /// nvprof: `threadId & 0xFFFFFFFF`).
+    pub tid: u64,
+    /// Correlation id.
+    pub correlation: i64,
+    /// API function name (`cudaLaunchKernel`, `cuLaunchKernelEx`, …) without
+    /// the `_vNNNN` suffix, when known.
+    pub api: Option<StrRef>,
+}
+
+/// One NVTX range (or nvprof start/end marker pair).
+#[derive(Clone, Debug)]
+pub struct Range {
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End, ns (capture end for ranges still open when capture stopped).
+    pub end_ns: i64,
+    /// Thread that pushed or started it.
+    pub thread: ThreadKey,
+    /// Message text (inline or registered string). Inline texts are stored
+    /// in file order, so the handle doubles as the tie-break between ranges
+    /// with the same start and end.
+    pub text: StrRef,
+    /// Domain id; 0 is the default domain.
+    pub domain: u32,
+}
+
+/// What the PyTorch profiler records on an operator beyond its name.
+#[derive(Clone, Debug, Default)]
+pub struct RangeMeta {
+    /// `Module Hierarchy` (`top(Net)::layer1(Sequential)::0(Conv2d)`).
+    pub module: Option<StrRef>,
+    /// `Call stack` (`a.py(10): f;b.py(20): g`).
+    pub call_stack: Option<StrRef>,
+    /// The operator's own name (`aten::mm`, `ProfilerStep#3`), when the
+    /// range's text is a marker built from it.
+    pub name: Option<StrRef>,
+    /// What kind of event the range came from.
+    pub kind: RangeKind,
+    /// Collective-communication arguments (`record_param_comms`,
+    /// `nccl:*` operators).
+    pub comm: Option<Box<CommArgs>>,
+}
+
+/// Where a range came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RangeKind {
+    /// An NVTX range (or nvprof marker pair).
+    #[default]
+    Nvtx,
+    /// A PyTorch-profiler operator (`cpu_op`).
+    CpuOp,
+    /// A `record_function` / user annotation (`user_annotation`), e.g.
+    /// `ProfilerStep#N`.
+    UserAnnotation,
+}
+
+/// What the PyTorch profiler records about a collective.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommArgs {
+    /// `Collective name` (`allreduce`, `all_gather`, …).
+    pub collective: Option<StrRef>,
+    /// `In msg nelems`.
+    pub in_nelems: Option<i64>,
+    /// `Out msg nelems`.
+    pub out_nelems: Option<i64>,
+    /// `Group size`.
+    pub group_size: Option<i64>,
+    /// `dtype` (`Float`, `BFloat16`, …).
+    pub dtype: Option<StrRef>,
+    /// `Process Group Name`.
+    pub pg_name: Option<StrRef>,
+    /// `Process Group Ranks` as written.
+    pub pg_ranks: Option<StrRef>,
+}
+
+/// What the file says about one GPU.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceInfo {
+    /// CUDA device ordinal as used by the kernels' `deviceId`.
+    pub device: i64,
+    /// Process the ordinal belongs to, when the file maps per process.
+    pub pid: Option<u64>,
+    /// Marketing name (`NVIDIA A100-SXM4-40GB`).
+    pub name: Option<String>,
+    /// Number of SMs.
+    pub sm_count: Option<i64>,
+    /// Compute capability, major.
+    pub cc_major: Option<i64>,
+    /// Compute capability, minor.
+    pub cc_minor: Option<i64>,
+    /// SM clock, Hz.
+    pub clock_hz: Option<i64>,
+    /// Memory bandwidth, bytes/s.
+    pub mem_bandwidth_bps: Option<i64>,
+    /// Threads per warp.
+    pub threads_per_warp: Option<i64>,
+    /// Max resident warps per SM.
+    pub max_warps_per_sm: Option<i64>,
+    /// Max resident blocks per SM.
+    pub max_blocks_per_sm: Option<i64>,
+    /// Max threads per block.
+    pub max_threads_per_block: Option<i64>,
+    /// 32-bit registers per SM.
+    pub max_regs_per_sm: Option<i64>,
+    /// 32-bit registers per block.
+    pub max_regs_per_block: Option<i64>,
+    /// Shared memory per SM, bytes.
+    pub max_smem_per_sm: Option<i64>,
+    /// Shared memory per block (default limit), bytes.
+    pub max_smem_per_block: Option<i64>,
+    /// Shared memory per block with opt-in, bytes.
+    pub max_smem_per_block_optin: Option<i64>,
+}
+
+/// Saturating conversion of a file's integer to a narrower field.
+pub fn narrow<T: TryFrom<i64> + Bounded>(v: Option<i64>) -> Option<T> {
+    v.map(|x| T::try_from(x).unwrap_or(if x < 0 { T::MIN_V } else { T::MAX_V }))
+}
+
+/// Types [`narrow`] can saturate to.
+pub trait Bounded: Sized {
+    /// Smallest value.
+    const MIN_V: Self;
+    /// Largest value.
+    const MAX_V: Self;
+}
+
+impl Bounded for u16 {
+    const MIN_V: u16 = 0;
+    const MAX_V: u16 = u16::MAX;
+}
+
+impl Bounded for u32 {
+    const MIN_V: u32 = 0;
+    const MAX_V: u32 = u32::MAX;
+}
+
+/// Counts of what was read, skipped or left unmatched, for the stderr summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Rows in the kernel table(s).
+    pub kernel_rows: u64,
+    /// Kernel rows skipped because a required field was NULL.
+    pub skipped_null: u64,
+    /// Kernels whose end is not after their start (kept, duration 0).
+    pub non_positive_duration: u64,
+    /// Kernels without a launch call.
+    pub without_launch: u64,
+    /// NVTX rows in the file (any thread, any type).
+    pub nvtx_rows: u64,
+    /// NVTX ranges kept (on threads that launched kernels).
+    pub ranges: u64,
+    /// NVTX rows skipped (NULL start or text).
+    pub ranges_skipped: u64,
+    /// Ranges still open at the end of capture (end taken as capture end).
+    pub ranges_open: u64,
+    /// CUDA API calls kept in [`Trace::api_calls`] (when asked for).
+    pub api_calls: u64,
+    /// Memory events kept (when asked for).
+    pub mem_events: u64,
+    /// Memory events skipped (missing or mistyped fields).
+    pub mem_events_skipped: u64,
+}
+
+/// A whole profile in memory.
+#[derive(Debug)]
+pub struct Trace {
+    /// The file it was read from.
+    pub path: std::path::PathBuf,
+    /// Which profiler wrote it.
+    pub source: Source,
+    /// Producer version and schema, for diagnostics (`nsys 2024.2.1.106, schema 3.11.1`).
+    pub producer: Option<String>,
+    /// All strings.
+    pub strings: StrPool,
+    /// Kernels in table (rowid) order.
+    pub kernels: Vec<Kernel>,
+    /// Launch calls referenced by kernels (and copies and sets).
+    pub launches: Vec<Launch>,
+    /// Every CUDA runtime and driver API call, in start order (filled when
+    /// the reader is asked for API calls; empty otherwise).
+    pub api_calls: Vec<ApiCall>,
+    /// NVTX ranges (and PyTorch-profiler operators): by default only on
+    /// threads that launched kernels; on every thread when the reader is
+    /// asked for all ranges.
+    pub ranges: Vec<Range>,
+    /// Extra operator data (Kineto), by the range's text handle (each
+    /// Kineto operator has a text of its own).
+    pub range_meta: crate::FastMap<StrRef, RangeMeta>,
+    /// Memory copies and sets (read where the input has them).
+    pub memops: Vec<MemOp>,
+    /// Domain names by (process bits of the thread, domain id).
+    pub domains: Vec<((u64, u32), StrRef)>,
+    /// GPUs.
+    pub devices: Vec<DeviceInfo>,
+    /// Allocations and releases (when asked for and present).
+    pub mem_events: Vec<MemEvent>,
+    /// CUPTI synchronisation records (when asked for and present).
+    pub syncs: Vec<SyncEvent>,
+    /// Where the file's time zero is on the wall clock, when known.
+    pub clock: Option<ClockOrigin>,
+    /// What the profiler says about the distributed job (Kineto
+    /// `distributedInfo`).
+    pub dist: Option<DistInfo>,
+    /// Tables the command asked for but the file does not have (`memory
+    /// events: not captured (nsys --cuda-memory-usage=false)`), for the
+    /// "what the capture cannot answer" notes of the reports.
+    pub missing: Vec<String>,
+    /// What the reader counted.
+    pub stats: ReadStats,
+    /// Human-readable notes (missing tables, fallbacks).
+    pub notes: Vec<String>,
+}
+
+impl Trace {
+    /// An empty trace of `source` read from `path`.
+    pub fn empty(path: std::path::PathBuf, source: Source) -> Trace {
+        Trace {
+            path,
+            source,
+            producer: None,
+            strings: StrPool::new(),
+            kernels: Vec::new(),
+            launches: Vec::new(),
+            api_calls: Vec::new(),
+            ranges: Vec::new(),
+            range_meta: Default::default(),
+            memops: Vec::new(),
+            domains: Vec::new(),
+            devices: Vec::new(),
+            mem_events: Vec::new(),
+            syncs: Vec::new(),
+            clock: None,
+            dist: None,
+            missing: Vec::new(),
+            stats: ReadStats::default(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The typed id of a thread key of this file.
+    pub fn thread_id(&self, thread: ThreadKey) -> ThreadId {
+        match self.source {
+            Source::Nsys => ThreadId {
+                pid: (thread >> 24) & 0xFF_FFFF,
+                tid: thread & 0xFF_FFFF,
+            },
+            Source::Nvprof | Source::Kineto => ThreadId {
+                pid: thread >> 32,
+                tid: thread & 0xFFFF_FFFF,
+            },
+        }
+    }
+
+    /// The name of a range: the operator's own name for PyTorch-profiler
+    /// operators, the text otherwise.
+    pub fn range_name(&self, r: &Range) -> &str {
+        match self.range_meta.get(&r.text).and_then(|m| m.name) {
+            Some(n) => self.strings.get(n),
+            None => self.strings.get(r.text),
+        }
+    }
+
+    /// The process of a kernel: the launching call's, else nsys's
+    /// `globalPid`, else `None`.
+    pub fn kernel_pid(&self, k: &Kernel) -> Option<u64> {
+        if let Some(l) = k.launch.and_then(|i| self.launches.get(i as usize)) {
+            return Some(l.pid);
+        }
+        k.global_pid.map(|g| (g >> 24) & 0xFF_FFFF)
+    }
+
+    /// The device description of `device` as seen from process `pid`.
+    pub fn device(&self, device: i64, pid: Option<u64>) -> Option<&DeviceInfo> {
+        self.devices
+            .iter()
+            .find(|d| d.device == device && (d.pid.is_none() || pid.is_none() || d.pid == pid))
+            .or_else(|| self.devices.iter().find(|d| d.device == device))
+    }
+
+    /// The name of NVTX domain `domain` in the process of `thread`.
+    pub fn domain_name(&self, thread: ThreadKey, domain: u32) -> Option<&str> {
+        if domain == 0 {
+            return None;
+        }
+        let proc_bits = process_bits(self.source, thread);
+        self.domains
+            .iter()
+            .find(|((p, d), _)| *p == proc_bits && *d == domain)
+            .map(|(_, s)| self.strings.get(*s))
+    }
+}
+
+/// The part of a thread key that names the process.
+pub fn process_bits(source: Source, thread: ThreadKey) -> u64 {
+    match source {
+        Source::Nsys => thread & !0xFF_FFFF,
+        Source::Nvprof | Source::Kineto => thread >> 32,
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// Millions of these are held at once; keep them from growing by accident.
+    #[test]
+    fn sizes_stay_small() {
+        assert!(std::mem::size_of::<super::Kernel>() <= 168);
+        assert!(std::mem::size_of::<super::Range>() <= 32);
+        assert!(std::mem::size_of::<super::Launch>() <= 56);
+    }
+}
