@@ -1,0 +1,325 @@
+//! The typed trace model as the readers fill it: every table checked against
+//! an independent count (SQL on the export, or the JSON events counted with
+//! serde_json in the test).
+
+use rprof_trace::model::{ApiKind, CopyKind, MemDevice, MemKind, RangeKind, SyncKind, Trace};
+use rprof_trace::read::{ReadOptions, read};
+
+use crate::util::fixture;
+
+fn sql_i64(db: &rusqlite::Connection, q: &str) -> i64 {
+    db.query_row(q, [], |r| r.get(0)).unwrap()
+}
+
+fn everything(path: &std::path::Path) -> Trace {
+    read(path, ReadOptions::everything()).unwrap()
+}
+
+#[test]
+fn nsys_api_calls_ranges_copies_syncs_and_clock_match_sql() {
+    let path = fixture("nsys-ai/mfu_2gpu_before.sqlite");
+    let db =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let t = everything(&path);
+
+    // every runtime and driver call (eventClass 0/1), none dropped
+    let calls = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass IN (0, 1)
+           AND start IS NOT NULL AND \"end\" IS NOT NULL",
+    );
+    assert_eq!(t.api_calls.len() as i64, calls);
+    assert!(
+        t.api_calls
+            .windows(2)
+            .all(|w| w[0].start_ns <= w[1].start_ns)
+    );
+    // classification by name, against SQL on the names
+    let sync_sql = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId
+          WHERE eventClass IN (0, 1) AND s.value LIKE '%Synchronize%'",
+    );
+    let sync = t
+        .api_calls
+        .iter()
+        .filter(|c| c.kind == ApiKind::Sync)
+        .count() as i64;
+    assert_eq!(sync, sync_sql);
+    let launch_sql = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId
+          WHERE eventClass IN (0, 1) AND s.value LIKE '%Launch%'",
+    );
+    let launch = t
+        .api_calls
+        .iter()
+        .filter(|c| c.kind == ApiKind::Launch)
+        .count() as i64;
+    assert_eq!(launch, launch_sql);
+
+    // ranges on every thread: all push/pop rows with a start and a text
+    let ranges = sql_i64(
+        &db,
+        "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND start IS NOT NULL
+           AND (text IS NOT NULL OR textId IN (SELECT id FROM StringIds))",
+    );
+    assert_eq!(t.ranges.len() as i64, ranges);
+    // the default read keeps only threads that launched kernels
+    let default = read(&path, ReadOptions::default()).unwrap();
+    let launching = sql_i64(
+        &db,
+        "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND start IS NOT NULL
+           AND globalTid IN (SELECT DISTINCT r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+              JOIN CUPTI_ACTIVITY_KIND_KERNEL k
+                ON k.correlationId = r.correlationId
+               AND k.globalPid / 16777216 = r.globalTid / 16777216)",
+    );
+    assert_eq!(default.ranges.len() as i64, launching);
+    assert!(default.api_calls.is_empty() && default.syncs.is_empty());
+
+    // copies and sets, by kind
+    let htod = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1",
+    );
+    let n_htod = t
+        .memops
+        .iter()
+        .filter(|m| m.kind == MemKind::Copy(CopyKind::HtoD))
+        .count() as i64;
+    assert_eq!(n_htod, htod);
+    let sets = sql_i64(&db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET");
+    let n_sets = t.memops.iter().filter(|m| m.kind == MemKind::Set).count() as i64;
+    assert_eq!(n_sets, sets);
+    let bytes = sql_i64(
+        &db,
+        "SELECT coalesce(sum(bytes), 0) FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+    );
+    let our: i64 = t
+        .memops
+        .iter()
+        .filter(|m| matches!(m.kind, MemKind::Copy(_)))
+        .filter_map(|m| m.bytes)
+        .sum();
+    assert_eq!(our, bytes);
+
+    // synchronisation records and their kinds
+    let syncs = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    );
+    assert_eq!(t.syncs.len() as i64, syncs);
+    let stream_syncs = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 3",
+    );
+    let ours = t
+        .syncs
+        .iter()
+        .filter(|s| s.kind == SyncKind::Stream)
+        .count() as i64;
+    assert_eq!(ours, stream_syncs);
+
+    // clock origin
+    let epoch = sql_i64(&db, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME");
+    assert_eq!(t.clock.as_ref().unwrap().epoch_ns, epoch);
+    // no memory-usage table: said, not faked
+    assert!(t.mem_events.is_empty());
+    assert!(t.missing.iter().any(|m| m.starts_with("memory events")));
+}
+
+#[test]
+fn nsys_memory_usage_events_match_sql() {
+    let corpus = corpus_or_skip!();
+    let path = corpus.join("nsys-nvtx-local/nsys-2022.4.2.1-nvtx-lazyfalse.sqlite");
+    let db =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let t = everything(&path);
+    let allocs = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memoryOperationType = 0",
+    );
+    let frees = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memoryOperationType = 1",
+    );
+    assert_eq!(
+        t.mem_events.iter().filter(|e| e.bytes > 0).count() as i64,
+        allocs
+    );
+    assert_eq!(
+        t.mem_events.iter().filter(|e| e.bytes < 0).count() as i64,
+        frees
+    );
+    let net = sql_i64(
+        &db,
+        "SELECT coalesce(sum(CASE memoryOperationType WHEN 0 THEN bytes ELSE -bytes END), 0)
+           FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memoryOperationType IN (0, 1)",
+    );
+    assert_eq!(t.mem_events.iter().map(|e| e.bytes).sum::<i64>(), net);
+    assert!(
+        t.mem_events
+            .iter()
+            .all(|e| e.device_type == MemDevice::Cuda)
+    );
+}
+
+#[test]
+fn nvprof_api_calls_match_sql() {
+    let path = fixture("profiling-lm/net.sql");
+    let db =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let t = everything(&path);
+    let mut calls = sql_i64(&db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+    let has_driver: i64 = sql_i64(
+        &db,
+        "SELECT count(*) FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_DRIVER'",
+    );
+    if has_driver > 0 {
+        calls += sql_i64(&db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_DRIVER");
+    }
+    assert_eq!(t.api_calls.len() as i64, calls);
+    let launches = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE cbid IN (13, 211)",
+    );
+    let ours = t
+        .api_calls
+        .iter()
+        .filter(|c| c.kind == ApiKind::Launch)
+        .count() as i64;
+    assert_eq!(ours, launches);
+    // nvprof: CUPTI memory kinds; a DtoH copy reads device memory
+    let dtoh = t
+        .memops
+        .iter()
+        .filter(|m| m.kind == MemKind::Copy(CopyKind::DtoH))
+        .collect::<Vec<_>>();
+    let dtoh_sql = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 2",
+    );
+    assert_eq!(dtoh.len() as i64, dtoh_sql);
+    assert!(
+        dtoh.iter()
+            .all(|m| m.src_mem == rprof_trace::model::MemoryKind::Device)
+    );
+}
+
+fn kineto(json: &str) -> Trace {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.json");
+    std::fs::write(&p, json).unwrap();
+    everything(&p)
+}
+
+#[test]
+fn kineto_memory_sync_distributed_and_every_thread() {
+    let t = kineto(
+        r#"{"distributedInfo":{"backend":"nccl","rank":1,"world_size":2},
+        "baseTimeNanoseconds":1700000000000000000,
+        "traceEvents":[
+          {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":9,"ts":0,"dur":1000,"args":{}},
+          {"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":2,"ts":10,"dur":5,"args":{}},
+          {"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":2,"ts":20,"dur":5,
+           "args":{"Collective name":"allreduce","In msg nelems":1024,"Out msg nelems":1024,"Group size":2,"dtype":"Float"}},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":2,"ts":30,"dur":50,"args":{"correlation":5}},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":21,"dur":2,"args":{"correlation":6}},
+          {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":7,"ts":40,"dur":20,
+           "args":{"correlation":6,"device":0,"stream":7,"Collective name":"allreduce","In msg nelems":1024,"Group size":2,"dtype":"Float"}},
+          {"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":7,"ts":30,"dur":50,"args":{"stream":7,"device":0}},
+          {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":90,"dur":3,"args":{"bytes":64,"stream":7}},
+          {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":2,"ts":11,
+           "args":{"Device Type":1,"Device Id":0,"Addr":4096,"Bytes":512,"Total Allocated":512,"Total Reserved":2097152}},
+          {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":2,"ts":12,
+           "args":{"Device Type":0,"Device Id":-1,"Addr":8192,"Bytes":-64}},
+          {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":2,"ts":13,"args":{"Device Type":1}}
+        ]}"#,
+    );
+    let d = t.dist.as_ref().unwrap();
+    assert_eq!((d.rank, d.world_size), (Some(1), Some(2)));
+    assert_eq!(d.backend.as_deref(), Some("nccl"));
+    assert_eq!(
+        t.clock.as_ref().unwrap().epoch_ns,
+        1_700_000_000_000_000_000
+    );
+    // the step annotation is on a thread that launched nothing: kept
+    assert_eq!(t.ranges.len(), 3);
+    let step = t.ranges.iter().find(|r| r.thread == (1 << 32 | 9)).unwrap();
+    assert_eq!(t.range_name(step), "ProfilerStep#3");
+    assert_eq!(t.range_meta[&step.text].kind, RangeKind::UserAnnotation);
+    let comm = t
+        .ranges
+        .iter()
+        .find_map(|r| t.range_meta[&r.text].comm.as_ref())
+        .unwrap();
+    assert_eq!((comm.in_nelems, comm.group_size), (Some(1024), Some(2)));
+    let kc = t.kernels[0].kineto.as_ref().unwrap().comm.as_ref().unwrap();
+    assert_eq!(t.strings.get(kc.collective.unwrap()), "allreduce");
+    // every API call, classified
+    assert_eq!(t.api_calls.len(), 2);
+    assert_eq!(t.api_calls[0].kind, ApiKind::Launch);
+    assert_eq!(t.api_calls[1].kind, ApiKind::Sync);
+    assert_eq!(t.syncs.len(), 1);
+    assert_eq!(t.syncs[0].kind, SyncKind::Stream);
+    // memory events: the one without Bytes is counted, not kept
+    assert_eq!(t.mem_events.len(), 2);
+    assert_eq!(t.stats.mem_events_skipped, 1);
+    assert_eq!(t.mem_events[0].device_type, MemDevice::Cuda);
+    assert_eq!(t.mem_events[0].total_allocated, Some(512));
+    assert_eq!(t.mem_events[1].device_type, MemDevice::Cpu);
+    assert_eq!(t.mem_events[1].device, -1);
+    assert_eq!(t.mem_events[1].bytes, -64);
+    // copy kinds from the profiler's names
+    let m = &t.memops[0];
+    assert_eq!(m.kind, MemKind::Copy(CopyKind::HtoD));
+    assert_eq!(m.src_mem, rprof_trace::model::MemoryKind::Pageable);
+    assert_eq!(m.dst_mem, rprof_trace::model::MemoryKind::Device);
+}
+
+#[test]
+fn kineto_memory_events_of_a_real_trace_all_kept() {
+    let corpus = corpus_or_skip!();
+    let dir = corpus.join("kineto-tbplugin");
+    let Some(path) = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with(".json.gz"))
+    else {
+        return;
+    };
+    // count the [memory] events independently
+    let f = std::fs::File::open(&path).unwrap();
+    let v: serde_json::Value = serde_json::from_reader(flate2::read::GzDecoder::new(f)).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let mem: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["name"] == "[memory]" && e["args"]["Bytes"].is_number())
+        .collect();
+    let t = everything(&path);
+    assert!(!mem.is_empty());
+    assert_eq!(t.mem_events.len(), mem.len());
+    let sum: i64 = mem
+        .iter()
+        .map(|e| e["args"]["Bytes"].as_i64().unwrap())
+        .sum();
+    assert_eq!(t.mem_events.iter().map(|e| e.bytes).sum::<i64>(), sum);
+    let steps = events
+        .iter()
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("ProfilerStep#"))
+        })
+        .count();
+    let ours = t
+        .ranges
+        .iter()
+        .filter(|r| t.range_name(r).starts_with("ProfilerStep#"))
+        .count();
+    assert_eq!(ours, steps);
+}
