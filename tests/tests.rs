@@ -10,5 +10,6 @@ mod kineto;
 mod model;
 mod parse;
 mod prof;
+mod report;
 mod stock;
 mod summary;

@@ -11,6 +11,8 @@
 //! - [`summary`]: `rprof summary`, kernel time grouped by a key.
 //! - [`gpu`]: `rprof gpu`, utilization, SM efficiency, occupancy, kernel
 //!   view, roofline, the Kineto occupancy check.
+//! - [`html`](mod@html): `rprof report`, one self-contained HTML page with SVG
+//!   charts.
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -28,6 +30,7 @@
 pub mod chrome;
 pub mod column;
 pub mod gpu;
+pub mod html;
 pub mod model;
 pub mod printer;
 pub mod row;
