@@ -5,6 +5,7 @@
 //! §9): SQLite files are told apart by their tables, and columns are read by
 //! name, so columns added or moved by newer exporters are harmless.
 
+mod cupti;
 pub mod kineto;
 pub(crate) mod nsys;
 mod nvprof;

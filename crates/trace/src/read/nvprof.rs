@@ -132,7 +132,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     stats.api_calls = api_calls.len() as u64;
     let syncs = if opts.syncs {
         if db.has_table("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") {
-            crate::read::nsys::read_syncs(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")?
+            crate::read::cupti::read_syncs(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")?
         } else {
             missing.push(
                 "synchronisation records: no CUPTI_ACTIVITY_KIND_SYNCHRONIZATION table".to_owned(),
@@ -197,8 +197,9 @@ fn read_all_api_calls(db: &Db, strings: &mut StrPool) -> Result<Vec<ApiCall>> {
             let mut st = db.conn.prepare(&sql)?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
-                let int =
-                    |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
+                let int = |i: usize| -> rusqlite::Result<Option<i64>> {
+                    crate::read::cupti::int_at(r, i)
+                };
                 let (Some(start), Some(end), Some(pid), Some(tid), Some(corr)) =
                     (int(1)?, int(2)?, int(3)?, int(4)?, int(5)?)
                 else {
@@ -249,7 +250,7 @@ fn read_kernels(
         while let Some(r) = rows.next()? {
             stats.kernel_rows += 1;
             let int =
-                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
+                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::cupti::int_at(r, i) };
             let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
                 stats.skipped_null += 1;
                 continue;
@@ -347,7 +348,7 @@ fn read_api_rows(
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             let int =
-                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
+                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::cupti::int_at(r, i) };
             let Some(corr) = int(5)? else { continue };
             if !want.contains(&corr) {
                 continue;
@@ -484,7 +485,7 @@ fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
     .map(|(t, copy)| (t.to_owned(), copy))
     .collect();
     Ok(
-        crate::read::nsys::read_memop_tables(db, &tables, strings, true)?
+        crate::read::cupti::read_memop_tables(db, &tables, strings, true)?
             .into_iter()
             .map(|(m, _)| m)
             .collect(),
@@ -517,7 +518,7 @@ fn read_markers(
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             let int =
-                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::nsys::int_at(r, i) };
+                |i: usize| -> rusqlite::Result<Option<i64>> { crate::read::cupti::int_at(r, i) };
             let (Some(flags), Some(ts), Some(id)) = (int(0)?, int(1)?, int(2)?) else {
                 stats.ranges_skipped += 1;
                 continue;

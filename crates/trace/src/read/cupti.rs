@@ -1,0 +1,175 @@
+//! The CUPTI activity tables that nsys exports and nvprof databases share
+//! (copies, sets, synchronisation records) and the lenient column readers
+//! both layouts use. Columns are read by name; those a layout lacks read as
+//! NULL.
+
+use crate::FastMap as HashMap;
+use crate::error::Result;
+use crate::model::{CopyKind, MemKind, MemOp, MemoryKind, SyncEvent, SyncKind};
+use crate::read::sql::Db;
+use crate::strings::{StrPool, StrRef};
+
+/// An integer column, whatever SQLite's storage class (NULL → `None`).
+#[inline]
+pub(crate) fn int_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Integer(x) => Some(x),
+        ValueRef::Real(f) => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t)
+            .ok()
+            .and_then(|t| t.trim().parse().ok()),
+        ValueRef::Null | ValueRef::Blob(_) => None,
+    })
+}
+
+/// `copyKind` names (ENUM_CUDA_MEMCPY_OPER; CUPTI uses the same numbers).
+pub(crate) fn copy_kind(kind: Option<i64>) -> &'static str {
+    match kind {
+        Some(1) => "Memcpy HtoD",
+        Some(2) => "Memcpy DtoH",
+        Some(3) => "Memcpy HtoA",
+        Some(4) => "Memcpy AtoH",
+        Some(5) => "Memcpy AtoA",
+        Some(6) => "Memcpy AtoD",
+        Some(7) => "Memcpy DtoA",
+        Some(8) => "Memcpy DtoD",
+        Some(9) => "Memcpy HtoH",
+        Some(10) => "Memcpy PtoP",
+        _ => "Memcpy",
+    }
+}
+
+/// Rows of memcpy (`true`) and memset (`false`) tables, nsys or CUPTI
+/// (nvprof) layout alike: columns are read by name and those a layout lacks
+/// read as NULL. Returns each operation with the process bits of its row
+/// (`globalPid`, nsys only).
+pub(crate) fn read_memop_tables(
+    db: &Db,
+    tables: &[(String, bool)],
+    strings: &mut StrPool,
+    cupti_mem_kinds: bool,
+) -> Result<Vec<(MemOp, u64)>> {
+    let mem_kind = |code: Option<i64>| {
+        if cupti_mem_kinds {
+            MemoryKind::from_cupti(code)
+        } else {
+            MemoryKind::from_nsys(code)
+        }
+    };
+    let mut out = Vec::new();
+    let mut names: HashMap<&'static str, StrRef> = HashMap::default();
+    for (table, is_copy) in tables {
+        let (list, _) = db.select_list(
+            table,
+            &[
+                "start",
+                "end",
+                "deviceId",
+                "streamId",
+                "correlationId",
+                "globalPid",
+                "bytes",
+                "copyKind",
+                "srcKind",
+                "dstKind",
+                "memKind",
+                "memoryKind",
+            ],
+            &["start", "end"],
+        )?;
+        let sql = format!("SELECT {list} FROM \"{table}\"");
+        let mut run = || -> rusqlite::Result<()> {
+            let mut st = db.conn.prepare(&sql)?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let int = |i: usize| int_at(r, i);
+                let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                    continue;
+                };
+                let label = if *is_copy {
+                    copy_kind(int(7)?)
+                } else {
+                    "Memset"
+                };
+                let name = *names.entry(label).or_insert_with(|| strings.push(label));
+                let (kind, src_mem, dst_mem) = if *is_copy {
+                    (
+                        MemKind::Copy(CopyKind::from_code(int(7)?)),
+                        mem_kind(int(8)?),
+                        mem_kind(int(9)?),
+                    )
+                } else {
+                    (
+                        MemKind::Set,
+                        mem_kind(int(10)?.or(int(11)?)),
+                        MemoryKind::Unknown,
+                    )
+                };
+                let gpid = int(5)?;
+                out.push((
+                    MemOp {
+                        start_ns: start,
+                        end_ns: end,
+                        device: int(2)?.unwrap_or(0),
+                        stream: int(3)?.unwrap_or(0),
+                        correlation: int(4)?.unwrap_or(-1),
+                        bytes: int(6)?,
+                        name,
+                        launch: None,
+                        kind,
+                        src_mem,
+                        dst_mem,
+                        pid: gpid.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                    },
+                    gpid.unwrap_or(0) as u64,
+                ));
+            }
+            Ok(())
+        };
+        run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    }
+    Ok(out)
+}
+
+/// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION` rows (nsys and nvprof layouts).
+pub(crate) fn read_syncs(db: &Db, table: &str) -> Result<Vec<SyncEvent>> {
+    let (list, _) = db.select_list(
+        table,
+        &[
+            "start",
+            "end",
+            "deviceId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "syncType",
+            "type",
+        ],
+        &["start", "end"],
+    )?;
+    let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
+    let mut out = Vec::new();
+    let mut run = || -> rusqlite::Result<()> {
+        let mut st = db.conn.prepare(&sql)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let int = |i: usize| int_at(r, i);
+            let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                continue;
+            };
+            out.push(SyncEvent {
+                start_ns: start,
+                end_ns: end,
+                device: int(2)?,
+                stream: int(3)?,
+                correlation: int(4)?,
+                pid: int(5)?.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                kind: SyncKind::from_code(int(6)?.or(int(7)?)),
+            });
+        }
+        Ok(())
+    };
+    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    Ok(out)
+}
