@@ -323,3 +323,30 @@ fn kineto_memory_events_of_a_real_trace_all_kept() {
         .count();
     assert_eq!(ours, steps);
 }
+
+#[test]
+fn no_ranges_skips_nvtx_and_keeps_everything_else() {
+    for f in ["nsys-ai/mfu_2gpu_before.sqlite", "profiling-lm/net.sql"] {
+        let path = fixture(f);
+        let all = read(&path, ReadOptions::default()).unwrap();
+        let lean = read(
+            &path,
+            ReadOptions {
+                no_ranges: true,
+                ..ReadOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(!all.ranges.is_empty(), "{f}");
+        assert!(lean.ranges.is_empty(), "{f}");
+        assert_eq!(lean.kernels.len(), all.kernels.len(), "{f}");
+        assert_eq!(lean.launches.len(), all.launches.len(), "{f}");
+        let k = |t: &Trace| -> Vec<(i64, i64, String)> {
+            t.kernels
+                .iter()
+                .map(|k| (k.start_ns, k.end_ns, t.strings.get(k.name).to_owned()))
+                .collect()
+        };
+        assert_eq!(k(&lean), k(&all), "{f}");
+    }
+}

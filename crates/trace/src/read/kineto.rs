@@ -401,6 +401,7 @@ impl Builder {
                     api: Some(api),
                 });
             }
+            Kind::Op(_) if self.opts.no_ranges => {}
             Kind::Op(range_kind) => {
                 let (Some(pid), Some(tid)) = (raw_id(&ev.pid), raw_id(&ev.tid)) else {
                     self.counts.skipped_bad_type += 1;

@@ -34,6 +34,10 @@ pub struct ReadOptions {
     pub mem_events: bool,
     /// Also read CUPTI synchronisation records.
     pub syncs: bool,
+    /// Do not read NVTX ranges or profiler operators at all: for questions
+    /// that need no attribution (kernel, copy and API sums, utilization),
+    /// which then skip the largest table of most exports.
+    pub no_ranges: bool,
 }
 
 impl ReadOptions {
@@ -46,6 +50,7 @@ impl ReadOptions {
             all_ranges: true,
             mem_events: true,
             syncs: true,
+            no_ranges: false,
         }
     }
 }

@@ -34,7 +34,11 @@ const NVTX_DOMAIN_CREATE: i64 = 75;
 pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     // NVTX_EVENTS is usually the largest table: read it on a second
     // connection while this one reads strings, kernels and launches.
-    let nvtx_table = db.resolve("NVTX_EVENTS");
+    let nvtx_table = if opts.no_ranges {
+        None
+    } else {
+        db.resolve("NVTX_EVENTS")
+    };
     let path = db.path.clone();
     std::thread::scope(|scope| {
         let path = &path;

@@ -117,7 +117,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         .chain(launches.iter().map(|l| l.end_ns))
         .max()
         .unwrap_or(0);
-    let (ranges, domains) = if db.has_table("CUPTI_ACTIVITY_KIND_MARKER") {
+    let (ranges, domains) = if !opts.no_ranges && db.has_table("CUPTI_ACTIVITY_KIND_MARKER") {
         read_markers(db, &threads, capture_end, &strings, &mut stats, opts)?
     } else {
         (Vec::new(), Vec::new())
