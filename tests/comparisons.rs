@@ -190,3 +190,124 @@ fn summary_by_nvtx_on_tbplugin_resnet50() {
     assert_eq!(got, by_shape);
     assert!(got.len() > 22 && got.len() < 1000, "{}", got.len());
 }
+
+const GETATTR: &str =
+    "{'mod': 'torch', 'op': '__getattr__', 'args': [{'name': '', 'type': 'str', 'value': 'extra_repr'}]}";
+const CONV2D: &str = "{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': [{'name': '', 'type': 'tensor', 'shape': (1, 128, 16, 16), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (144, 128, 7, 7), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (144,), 'dtype': 'float32'}, {'name': '', 'type': 'tuple', 'value': (1, 1)}, {'name': '', 'type': 'tuple', 'value': (3, 3)}, {'name': '', 'type': 'tuple', 'value': (1, 1)}, {'name': '', 'type': 'int', 'value': 1}]}";
+
+/// prof's CSV (every field quoted) as rows of cells, header first.
+fn prof_rows(args: &[&str]) -> Vec<Vec<String>> {
+    stdout_of(args)
+        .lines()
+        .map(|l| {
+            l.trim_matches('"')
+                .split("\",\"")
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+/// A conv2d call inside two nested `__getattr__(extra_repr)` markers, and a
+/// kernel inside `__getattr__` markers only. By hand: the conv is N=1,
+/// C=128, 16x16, K=144, 7x7, pad 3, stride 1 → P = Q = (16 + 6 − 7) + 1 =
+/// 16; FLOPs = 2·N·K·P·Q·C·R·S = 2·144·256·128·49 = 462 422 016.
+#[test]
+fn attribute_access_markers_do_not_hide_the_op_synthetic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = OpTimeline::new();
+    t.op(
+        100,
+        &[GETATTR, GETATTR, CONV2D],
+        &["void cudnn::cnn::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)"],
+    );
+    t.op(100, &[GETATTR, GETATTR], &["void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1>>(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"]);
+    let p = dir.path().join("getattr.sqlite");
+    t.synth.write_nsys(&p).unwrap();
+    let p = p.to_str().unwrap();
+    let rows = prof_rows(&["prof", "-q", "--csv", "-c", "op,params,flops", p]);
+    assert_eq!(rows[0], ["Op", "Params", "FLOPs"]);
+    assert_eq!(rows[1][0], "conv2d");
+    assert_eq!(
+        rows[1][1],
+        "N=1,C=128,H=16,W=16,K=144,P=16,Q=16,R=7,S=7,ph=3,pw=3,U=1,V=1,dh=1,dw=1,g=1,fp32,"
+    );
+    assert_eq!(rows[1][2], (2u64 * 144 * 16 * 16 * 128 * 7 * 7).to_string());
+    // only attribute access around it: no op, rather than `__getattr__`
+    assert_ne!(rows[2][0], "__getattr__");
+    // --compat keeps PyProf's outermost marker
+    let rows = prof_rows(&["prof", "-q", "--compat", "--csv", "-c", "op", p]);
+    assert_eq!(rows[1..], [["__getattr__"], ["__getattr__"]]);
+}
+
+/// ../shared/corpus/mmagic_vsr_v2/net.sqlite: every kernel sits inside
+/// hundreds of nested `__getattr__(extra_repr)` markers. The expected op of
+/// each kernel comes from SQL: the outermost PyProf marker around its
+/// launch (push/pop ranges on the launching thread) whose op is not
+/// attribute access. 90 kernels are conv2d's.
+#[test]
+fn attribute_access_markers_do_not_hide_the_op_mmagic() {
+    let corpus = corpus_or_skip!();
+    let f = corpus.join("mmagic_vsr_v2/net.sqlite");
+    if !f.exists() {
+        eprintln!("note: {} is absent; skipping", f.display());
+        return;
+    }
+    let db = rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let mut q = db
+        .prepare(
+            "SELECT k.correlationId, coalesce(n.text, s.value)
+             FROM CUPTI_ACTIVITY_KIND_KERNEL k
+             JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId
+             LEFT JOIN NVTX_EVENTS n ON n.globalTid = r.globalTid AND n.eventType = 59
+                  AND n.start <= r.start AND n.end >= r.end
+             LEFT JOIN StringIds s ON s.id = n.textId
+             ORDER BY k.correlationId, n.start, n.end DESC",
+        )
+        .unwrap();
+    let mut first_op: BTreeMap<i64, Option<String>> = BTreeMap::new();
+    let rows = q
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)))
+        .unwrap();
+    for row in rows {
+        let (corr, text) = row.unwrap();
+        let e = first_op.entry(corr).or_insert(None);
+        if e.is_some() {
+            continue;
+        }
+        let op = text
+            .as_deref()
+            .filter(|t| t.starts_with("{'mod': "))
+            .and_then(|t| t.split("'op': '").nth(1))
+            .and_then(|t| t.split('\'').next());
+        if let Some(op) = op.filter(|o| *o != "__getattr__") {
+            *e = Some(op.to_owned());
+        }
+    }
+    assert_eq!(first_op.len(), 328);
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for op in first_op.values().flatten() {
+        *want.entry(op.clone()).or_default() += 1;
+    }
+    assert_eq!(want.get("conv2d"), Some(&90));
+    let path = f.to_str().unwrap();
+    let rows = prof_rows(&["prof", "-q", "--csv", "-c", "op,params,flops", path]);
+    let mut got: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &rows[1..] {
+        if !want.contains_key(&r[0]) {
+            continue;
+        }
+        *got.entry(r[0].clone()).or_default() += 1;
+    }
+    assert_eq!(got, want);
+    let conv: Vec<&Vec<String>> = rows[1..].iter().filter(|r| r[0] == "conv2d").collect();
+    assert!(conv.iter().all(|r| r[1].starts_with("N=")), "{conv:?}");
+    assert!(conv.iter().any(|r| r[2].parse::<u64>().unwrap_or(0) > 0));
+    // no kernel is attributed to attribute access any more
+    assert!(rows[1..].iter().all(|r| r[0] != "__getattr__"));
+    // --compat: PyProf's outermost marker wins for all 328
+    let rows = prof_rows(&["prof", "-q", "--compat", "--csv", "-c", "op", path]);
+    assert_eq!(rows.len(), 329);
+    assert!(rows[1..].iter().all(|r| r[0] == "__getattr__"));
+}

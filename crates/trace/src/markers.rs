@@ -23,6 +23,31 @@ const TRACE_SKIP: &[&str] = &[
     "/torch/optim/",
 ];
 
+/// Ops of PyProf argument markers that describe no op of their own:
+/// attribute access and printing, which PyProf's patched `torch` wraps like
+/// any function. A model's `extra_repr` printed through `__getattr__` can
+/// leave hundreds of such markers around every kernel (mmagic_vsr_v2).
+const NON_OP_MARKERS: &[&str] = &[
+    "__getattr__",
+    "__getattribute__",
+    "__setattr__",
+    "__delattr__",
+    "__dir__",
+    "__repr__",
+    "__str__",
+    "__format__",
+    "__hash__",
+    "__sizeof__",
+    "extra_repr",
+];
+
+/// True when a PyProf argument marker with this op describes no op of its
+/// own (attribute access, printing): the default mode skips it when
+/// choosing the kernel's op.
+pub fn is_non_op_marker(op: &str) -> bool {
+    NON_OP_MARKERS.contains(&op)
+}
+
 const EVALUATE_FUNCTION: &str = "autograd::engine::evaluate_function: ";
 
 /// What the markers around one kernel say.
@@ -56,6 +81,10 @@ pub struct Classified<'a> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Class {
     PyProf,
+    /// Default mode: a PyProf argument marker of attribute access or
+    /// printing ([`NON_OP_MARKERS`]); kept in the record's NVTX stack, not
+    /// read as the kernel's op.
+    NonOp,
     Layer,
     Trace,
     Repr,
@@ -146,7 +175,7 @@ pub fn prepare(t: &str, compat: bool) -> Prepared<'_> {
             parsed.clone()
         }
     };
-    let (op_mod, frames) = match class {
+    let (mut class, (op_mod, frames)) = (class, match class {
         Class::PyProf => {
             let v = dict();
             let op_mod = v
@@ -173,7 +202,13 @@ pub fn prepare(t: &str, compat: bool) -> Prepared<'_> {
             (None, frames)
         }
         _ => (None, None),
-    };
+    });
+    if !compat
+        && class == Class::PyProf
+        && op_mod.as_ref().is_some_and(|(op, _)| is_non_op_marker(op))
+    {
+        class = Class::NonOp;
+    }
     Prepared {
         class,
         head,
@@ -253,6 +288,7 @@ pub fn classify_prepared<'a>(
             }
             Class::Seq => seqs.push((t, head)),
             Class::Other => others.push(t),
+            Class::NonOp => {}
         }
     }
 
