@@ -311,3 +311,32 @@ fn attribute_access_markers_do_not_hide_the_op_mmagic() {
     assert_eq!(rows.len(), 329);
     assert!(rows[1..].iter().all(|r| r[0] == "__getattr__"));
 }
+
+/// Three kernels: one launched inside an NVTX range, one launched outside
+/// any, one without a launch call. By hand: 1 without a launch call, 2
+/// without an enclosing range (the unlaunched one has none either); every
+/// command prints the same line.
+#[test]
+fn parse_summary_counts_kernels_without_a_range_honestly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = rprof_testkit::Synth::default();
+    s.gpus.push(rprof_testkit::SynthGpu::a100());
+    s.kernels.push(rprof_testkit::SynthKernel::new("void a<int>(int)", 1_000, 1_100, 1));
+    s.kernels.push(rprof_testkit::SynthKernel::new("void b<int>(int)", 2_000, 2_100, 2));
+    let mut c = rprof_testkit::SynthKernel::new("void c<int>(int)", 3_000, 3_100, 3);
+    c.launch = None;
+    s.kernels.push(c);
+    s.ranges.push(rprof_testkit::SynthRange::push("step", 800, 960));
+    let p = dir.path().join("ranges.sqlite");
+    s.write_nsys(&p).unwrap();
+    let want = format!(
+        "rprof: {}: 3 kernel rows, 3 records, 1 kernels without a launch call, 2 without an enclosing NVTX range (1 of them because they have no launch call)\n",
+        p.display()
+    );
+    for cmd in ["parse", "prof", "summary", "gpu"] {
+        let out = run(rprof().arg(cmd).arg(&p));
+        assert!(out.status.success(), "{cmd}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.starts_with(&want), "{cmd}: {err}");
+    }
+}
