@@ -340,3 +340,85 @@ fn parse_summary_counts_kernels_without_a_range_honestly() {
         assert!(err.starts_with(&want), "{cmd}: {err}");
     }
 }
+
+/// No device table (nsys without TARGET_INFO_GPU): an nvjet kernel (Hopper
+/// only) makes the compute capability 9.0. By hand for it (384 threads = 12
+/// warps, 168 registers, 232448 B dynamic shared memory; cc 9.0: 64 warps,
+/// 228 KiB shared memory per SM, 1 KiB reserved per block): registers
+/// 5376 per warp → 16384 / 5376 = 3 warps per partition → 3·4 / 12 = 1
+/// block; shared memory (232448 + 1024) = 233472 ≤ 233472 → 1 block;
+/// theoretical 12 / 64 = 18.75 %, limited by registers (first of equals).
+/// Under the old assumed cc 8.0 (163 KiB per block) it did not fit and
+/// showed 0 %. A kernel asking 300000 B fits no GPU: unknown, not 0 %.
+/// Tensor cores: nvjet 1000 ns of 2000 → 50 %.
+#[test]
+fn gpu_without_device_table_infers_cc_and_never_shows_zero_occupancy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = rprof_testkit::Synth::default();
+    let mut a = rprof_testkit::SynthKernel::new("nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_TNT", 10_000, 11_000, 1);
+    a.regs = 168;
+    a.block = [384, 1, 1];
+    a.smem = (0, 232_448);
+    s.kernels.push(a);
+    let mut b = rprof_testkit::SynthKernel::new("void big_smem_k<int>(int)", 12_000, 13_000, 2);
+    b.smem = (0, 300_000);
+    s.kernels.push(b.clone());
+    let p = dir.path().join("nogpu.sqlite");
+    s.write_nsys(&p).unwrap();
+    let out = stdout_of(&["gpu", "-q", p.to_str().unwrap()]);
+    let d = crate::gpu::row(&out, "| GPU", "0");
+    assert_eq!(d[2..5], ["-", "9.0", "cc inferred from kernel names"], "{out}");
+    assert_eq!(d[12], "50.00", "{out}");
+    let k = crate::gpu::row(&out, "Kernels:", "nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_TNT");
+    assert_eq!(k[5..], ["18.8", "registers", "100.0"], "{out}");
+    let k = crate::gpu::row(&out, "Kernels:", "big_smem_k");
+    assert_eq!(k[5..], ["-", "-", "0.0"], "{out}");
+    assert!(out.contains("note: 1 kernels on GPU 0 do not fit its limits (cc inferred from kernel names; cc 9.0: no resident block): their occupancy is unknown, not 0 %."), "{out}");
+    assert!(out.contains("occupancy uses the limits of compute capability 9.0, inferred from its kernel names"), "{out}");
+    // without a telling name: assumed 8.0, and still unknown rather than 0 %
+    let mut s = rprof_testkit::Synth::default();
+    s.kernels.push(b);
+    let p = dir.path().join("nogpu2.sqlite");
+    s.write_nsys(&p).unwrap();
+    let out = stdout_of(&["gpu", "-q", p.to_str().unwrap()]);
+    assert_eq!(crate::gpu::row(&out, "| GPU", "0")[3..5], ["8.0", "assumed (cc 8.0)"]);
+    assert_eq!(crate::gpu::row(&out, "Kernels:", "big_smem_k")[5..], ["-", "-", "0.0"]);
+}
+
+/// A PyTorch-profiler trace without `deviceProperties`: the SM count comes
+/// from grid blocks / `blocks per SM` (216 / 2.0 = 108, marked inferred),
+/// the compute capability from `ampere_…` (8.0). `cutlass::Kernel` covers a
+/// tensor-core kernel (300 ns) and a SIMT one (100 ns): 300 / 400 = 75 % of
+/// its time on tensor cores; the device: 300 / 1000 = 30 %.
+#[test]
+fn kineto_without_device_properties_infers_sm_count_and_tc_share() {
+    let trace = r#"{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1, "dur": 1, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 3, "dur": 1, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 5, "dur": 1, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 10, "dur": 0.6,
+   "args": {"device": 0, "stream": 7, "correlation": 1, "registers per thread": 64, "shared memory": 0,
+            "blocks per SM": 2.000000, "grid": [216, 1, 1], "block": [128, 1, 1]}},
+  {"ph": "X", "cat": "kernel", "name": "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4::Params)", "pid": 0, "tid": 7, "ts": 11, "dur": 0.3,
+   "args": {"device": 0, "stream": 7, "correlation": 2, "registers per thread": 64, "shared memory": 0,
+            "blocks per SM": 0.5, "grid": [54, 1, 1], "block": [128, 1, 1]}},
+  {"ph": "X", "cat": "kernel", "name": "void cutlass::Kernel<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>(cutlass_80_simt_sgemm_128x64_8x5_nn_align1::Params)", "pid": 0, "tid": 7, "ts": 12, "dur": 0.1,
+   "args": {"device": 0, "stream": 7, "correlation": 3, "registers per thread": 64, "shared memory": 0,
+            "blocks per SM": 1.0, "grid": [108, 1, 1], "block": [128, 1, 1]}}
+]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("noprops.json");
+    std::fs::write(&p, trace).unwrap();
+    let out = stdout_of(&["gpu", "-q", p.to_str().unwrap()]);
+    let d = crate::gpu::row(&out, "| GPU", "0");
+    assert_eq!(d[2..5], ["108 (inferred)", "8.0", "cc inferred from kernel names"], "{out}");
+    assert_eq!(d[12], "30.00", "{out}");
+    // SM efficiency from the inferred count: min(216/108, 1) = 1, min(54/108,
+    // 1) = 0.5, min(108/108, 1) = 1, weighted 600·1 + 300·0.5 + 100·1 = 850
+    // of 1000 ns
+    assert_eq!(d[9], "85.00", "{out}");
+    let k = crate::gpu::row(&out, "Kernels:", "cutlass::Kernel");
+    assert_eq!(k[1..3], ["2", "400"]);
+    assert_eq!(k[7], "75.0", "{out}");
+    assert_eq!(crate::gpu::row(&out, "Kernels:", "ampere_sgemm_128x64_nn")[3], "2.00");
+}
