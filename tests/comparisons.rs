@@ -42,11 +42,31 @@ fn csv(text: &str) -> Vec<Vec<String>> {
 fn stock_shapes_trace(dir: &Path) -> PathBuf {
     let mut t = OpTimeline::new();
     let ops = [
-        ("aten::add, seq = 1, op_id = 2, sizes = [[2, 3], [2, 3]]", "void add_k<float>(float*)", 500),
-        ("aten::add, seq = 5, op_id = 9, sizes = [[4], [4]]", "void add_k<float>(float*)", 200),
-        ("aten::add, seq = 6, op_id = 11, sizes = [[2, 3], [2, 3]]", "void add_k<float>(float*)", 100),
-        ("aten::mm, seq = 3, op_id = 4, sizes = [[2, 3], [3, 4]]", "void mm_k<float>(float*)", 700),
-        ("aten::add, seq = 8, op_id = 15, sizes = [[2, 3], [2, 3]]", "void add_k<float>(float*)", 1000),
+        (
+            "aten::add, seq = 1, op_id = 2, sizes = [[2, 3], [2, 3]]",
+            "void add_k<float>(float*)",
+            500,
+        ),
+        (
+            "aten::add, seq = 5, op_id = 9, sizes = [[4], [4]]",
+            "void add_k<float>(float*)",
+            200,
+        ),
+        (
+            "aten::add, seq = 6, op_id = 11, sizes = [[2, 3], [2, 3]]",
+            "void add_k<float>(float*)",
+            100,
+        ),
+        (
+            "aten::mm, seq = 3, op_id = 4, sizes = [[2, 3], [3, 4]]",
+            "void mm_k<float>(float*)",
+            700,
+        ),
+        (
+            "aten::add, seq = 8, op_id = 15, sizes = [[2, 3], [2, 3]]",
+            "void add_k<float>(float*)",
+            1000,
+        ),
     ];
     for (text, kernel, ns) in ops {
         t.op(100, &[text], &[kernel]);
@@ -80,7 +100,9 @@ fn summary_by_nvtx_and_op_shape_on_stock_markers() {
             ["aten::mm", "1", "700", "700", "700"],
         ]
     );
-    let shape = csv(&stdout_of(&["summary", "-q", "--csv", "--by", "op-shape", p]));
+    let shape = csv(&stdout_of(&[
+        "summary", "-q", "--csv", "--by", "op-shape", p,
+    ]));
     let got: Vec<(&str, &str, &str, &str)> = shape
         .iter()
         .map(|r| (&*r[0], &*r[1], &*r[2], &*r[4]))
@@ -101,9 +123,10 @@ fn summary_by_nvtx_and_op_shape_on_stock_markers() {
         crate::gpu::row(&table, "| NVTX range", "aten::add")[1..5],
         ["4", "1800", "450", "350"]
     );
-    let j: serde_json::Value =
-        serde_json::from_str(&stdout_of(&["summary", "-q", "--json", "--by", "kernel", p]))
-            .unwrap();
+    let j: serde_json::Value = serde_json::from_str(&stdout_of(&[
+        "summary", "-q", "--json", "--by", "kernel", p,
+    ]))
+    .unwrap();
     assert_eq!(j["rows"][0]["key"], "add_k");
     assert_eq!(j["rows"][0]["median_ns"], 350.0);
     // `--help` says how op, nvtx and op-shape differ
@@ -123,7 +146,11 @@ fn summary_by_nvtx_on_tbplugin_resnet50() {
     let corpus = corpus_or_skip!();
     let Some(f) = std::fs::read_dir(corpus.join("kineto-tbplugin"))
         .ok()
-        .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.to_string_lossy().ends_with(".json.gz")))
+        .and_then(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .find(|p| p.to_string_lossy().ends_with(".json.gz"))
+        })
     else {
         eprintln!("note: ../shared/corpus/kineto-tbplugin has no trace; skipping");
         return;
@@ -141,12 +168,22 @@ fn summary_by_nvtx_on_tbplugin_resnet50() {
             .and_then(|s| s.last())
             .and_then(|s| s.as_str())
             .unwrap_or("");
-        let cut = [", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = ", ", dtypes = "]
-            .iter()
-            .filter_map(|k| last.find(k))
-            .min()
-            .unwrap_or(last.len());
-        let name = if last.is_empty() { "(none)" } else { &last[..cut] };
+        let cut = [
+            ", seq = ",
+            ", op_id = ",
+            ", sizes = ",
+            ", input_op_ids = ",
+            ", dtypes = ",
+        ]
+        .iter()
+        .filter_map(|k| last.find(k))
+        .min()
+        .unwrap_or(last.len());
+        let name = if last.is_empty() {
+            "(none)"
+        } else {
+            &last[..cut]
+        };
         let e = by_name.entry(name.to_owned()).or_default();
         e.0 += 1;
         e.1 += dur;
@@ -175,14 +212,28 @@ fn summary_by_nvtx_on_tbplugin_resnet50() {
         e.0 += 1;
         e.1 += dur;
     }
-    let rows = csv(&stdout_of(&["summary", "-q", "--csv", "--by", "nvtx", f.to_str().unwrap()]));
+    let rows = csv(&stdout_of(&[
+        "summary",
+        "-q",
+        "--csv",
+        "--by",
+        "nvtx",
+        f.to_str().unwrap(),
+    ]));
     let got: BTreeMap<String, (u64, i64)> = rows
         .iter()
         .map(|r| (r[0].clone(), (r[1].parse().unwrap(), r[2].parse().unwrap())))
         .collect();
     assert_eq!(got, by_name);
     assert_eq!(got.len(), 22, "{got:?}");
-    let rows = csv(&stdout_of(&["summary", "-q", "--csv", "--by", "op-shape", f.to_str().unwrap()]));
+    let rows = csv(&stdout_of(&[
+        "summary",
+        "-q",
+        "--csv",
+        "--by",
+        "op-shape",
+        f.to_str().unwrap(),
+    ]));
     let got: BTreeMap<String, (u64, i64)> = rows
         .iter()
         .map(|r| (r[0].clone(), (r[1].parse().unwrap(), r[2].parse().unwrap())))
@@ -191,8 +242,7 @@ fn summary_by_nvtx_on_tbplugin_resnet50() {
     assert!(got.len() > 22 && got.len() < 1000, "{}", got.len());
 }
 
-const GETATTR: &str =
-    "{'mod': 'torch', 'op': '__getattr__', 'args': [{'name': '', 'type': 'str', 'value': 'extra_repr'}]}";
+const GETATTR: &str = "{'mod': 'torch', 'op': '__getattr__', 'args': [{'name': '', 'type': 'str', 'value': 'extra_repr'}]}";
 const CONV2D: &str = "{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': [{'name': '', 'type': 'tensor', 'shape': (1, 128, 16, 16), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (144, 128, 7, 7), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (144,), 'dtype': 'float32'}, {'name': '', 'type': 'tuple', 'value': (1, 1)}, {'name': '', 'type': 'tuple', 'value': (3, 3)}, {'name': '', 'type': 'tuple', 'value': (1, 1)}, {'name': '', 'type': 'int', 'value': 1}]}";
 
 /// prof's CSV (every field quoted) as rows of cells, header first.
@@ -268,7 +318,9 @@ fn attribute_access_markers_do_not_hide_the_op_mmagic() {
         .unwrap();
     let mut first_op: BTreeMap<i64, Option<String>> = BTreeMap::new();
     let rows = q
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)))
+        .query_map([], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+        })
         .unwrap();
     for row in rows {
         let (corr, text) = row.unwrap();
@@ -321,12 +373,23 @@ fn parse_summary_counts_kernels_without_a_range_honestly() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = rprof_testkit::Synth::default();
     s.gpus.push(rprof_testkit::SynthGpu::a100());
-    s.kernels.push(rprof_testkit::SynthKernel::new("void a<int>(int)", 1_000, 1_100, 1));
-    s.kernels.push(rprof_testkit::SynthKernel::new("void b<int>(int)", 2_000, 2_100, 2));
+    s.kernels.push(rprof_testkit::SynthKernel::new(
+        "void a<int>(int)",
+        1_000,
+        1_100,
+        1,
+    ));
+    s.kernels.push(rprof_testkit::SynthKernel::new(
+        "void b<int>(int)",
+        2_000,
+        2_100,
+        2,
+    ));
     let mut c = rprof_testkit::SynthKernel::new("void c<int>(int)", 3_000, 3_100, 3);
     c.launch = None;
     s.kernels.push(c);
-    s.ranges.push(rprof_testkit::SynthRange::push("step", 800, 960));
+    s.ranges
+        .push(rprof_testkit::SynthRange::push("step", 800, 960));
     let p = dir.path().join("ranges.sqlite");
     s.write_nsys(&p).unwrap();
     let want = format!(
@@ -355,7 +418,12 @@ fn parse_summary_counts_kernels_without_a_range_honestly() {
 fn gpu_without_device_table_infers_cc_and_never_shows_zero_occupancy() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = rprof_testkit::Synth::default();
-    let mut a = rprof_testkit::SynthKernel::new("nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_TNT", 10_000, 11_000, 1);
+    let mut a = rprof_testkit::SynthKernel::new(
+        "nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_TNT",
+        10_000,
+        11_000,
+        1,
+    );
     a.regs = 168;
     a.block = [384, 1, 1];
     a.smem = (0, 232_448);
@@ -367,22 +435,41 @@ fn gpu_without_device_table_infers_cc_and_never_shows_zero_occupancy() {
     s.write_nsys(&p).unwrap();
     let out = stdout_of(&["gpu", "-q", p.to_str().unwrap()]);
     let d = crate::gpu::row(&out, "| GPU", "0");
-    assert_eq!(d[2..5], ["-", "9.0", "cc inferred from kernel names"], "{out}");
+    assert_eq!(
+        d[2..5],
+        ["-", "9.0", "cc inferred from kernel names"],
+        "{out}"
+    );
     assert_eq!(d[12], "50.00", "{out}");
-    let k = crate::gpu::row(&out, "Kernels:", "nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_TNT");
+    let k = crate::gpu::row(
+        &out,
+        "Kernels:",
+        "nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_TNT",
+    );
     assert_eq!(k[5..], ["18.8", "registers", "100.0"], "{out}");
     let k = crate::gpu::row(&out, "Kernels:", "big_smem_k");
     assert_eq!(k[5..], ["-", "-", "0.0"], "{out}");
     assert!(out.contains("note: 1 kernels on GPU 0 do not fit its limits (cc inferred from kernel names; cc 9.0: no resident block): their occupancy is unknown, not 0 %."), "{out}");
-    assert!(out.contains("occupancy uses the limits of compute capability 9.0, inferred from its kernel names"), "{out}");
+    assert!(
+        out.contains(
+            "occupancy uses the limits of compute capability 9.0, inferred from its kernel names"
+        ),
+        "{out}"
+    );
     // without a telling name: assumed 8.0, and still unknown rather than 0 %
     let mut s = rprof_testkit::Synth::default();
     s.kernels.push(b);
     let p = dir.path().join("nogpu2.sqlite");
     s.write_nsys(&p).unwrap();
     let out = stdout_of(&["gpu", "-q", p.to_str().unwrap()]);
-    assert_eq!(crate::gpu::row(&out, "| GPU", "0")[3..5], ["8.0", "assumed (cc 8.0)"]);
-    assert_eq!(crate::gpu::row(&out, "Kernels:", "big_smem_k")[5..], ["-", "-", "0.0"]);
+    assert_eq!(
+        crate::gpu::row(&out, "| GPU", "0")[3..5],
+        ["8.0", "assumed (cc 8.0)"]
+    );
+    assert_eq!(
+        crate::gpu::row(&out, "Kernels:", "big_smem_k")[5..],
+        ["-", "-", "0.0"]
+    );
 }
 
 /// A PyTorch-profiler trace without `deviceProperties`: the SM count comes
@@ -411,7 +498,11 @@ fn kineto_without_device_properties_infers_sm_count_and_tc_share() {
     std::fs::write(&p, trace).unwrap();
     let out = stdout_of(&["gpu", "-q", p.to_str().unwrap()]);
     let d = crate::gpu::row(&out, "| GPU", "0");
-    assert_eq!(d[2..5], ["108 (inferred)", "8.0", "cc inferred from kernel names"], "{out}");
+    assert_eq!(
+        d[2..5],
+        ["108 (inferred)", "8.0", "cc inferred from kernel names"],
+        "{out}"
+    );
     assert_eq!(d[12], "30.00", "{out}");
     // SM efficiency from the inferred count: min(216/108, 1) = 1, min(54/108,
     // 1) = 0.5, min(108/108, 1) = 1, weighted 600·1 + 300·0.5 + 100·1 = 850
@@ -420,5 +511,8 @@ fn kineto_without_device_properties_infers_sm_count_and_tc_share() {
     let k = crate::gpu::row(&out, "Kernels:", "cutlass::Kernel");
     assert_eq!(k[1..3], ["2", "400"]);
     assert_eq!(k[7], "75.0", "{out}");
-    assert_eq!(crate::gpu::row(&out, "Kernels:", "ampere_sgemm_128x64_nn")[3], "2.00");
+    assert_eq!(
+        crate::gpu::row(&out, "Kernels:", "ampere_sgemm_128x64_nn")[3],
+        "2.00"
+    );
 }

@@ -123,7 +123,9 @@ fn utilization_efficiency_occupancy_hand_computed() {
     let d1 = row(&out, "| GPU", "1");
     assert_eq!(
         d1[5..],
-        ["1", "0.001", "0.001", "8.33", "100.00", "3.12", "100.00", "0.00"]
+        [
+            "1", "0.001", "0.001", "8.33", "100.00", "3.12", "100.00", "0.00"
+        ]
     );
 
     let k = row(&out, "Kernels:", "k_full");
@@ -409,7 +411,10 @@ fn fixtures_devices_and_limits() {
     for dev in ["0", "1"] {
         let d = row(&out, "| GPU", dev);
         // H100s: nvjet_ and sm90_ kernels say compute capability 9.0
-        assert_eq!(d[1..5], ["(unknown)", "-", "9.0", "cc inferred from kernel names"]);
+        assert_eq!(
+            d[1..5],
+            ["(unknown)", "-", "9.0", "cc inferred from kernel names"]
+        );
     }
     let kernels: u64 = ["0", "1"]
         .iter()

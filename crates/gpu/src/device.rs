@@ -76,7 +76,7 @@ pub fn sm_count_from_blocks_per_sm(grid_blocks: i64, blocks_per_sm: f64) -> Opti
     }
     let x = grid_blocks as f64 / blocks_per_sm;
     let n = x.round();
-    (n >= 1.0 && n <= 1e6 && (x - n).abs() <= 0.01 * n).then_some(n as i64)
+    ((1.0..=1e6).contains(&n) && (x - n).abs() <= 0.01 * n).then_some(n as i64)
 }
 
 /// What the kernels of one GPU say about it when the input has no device

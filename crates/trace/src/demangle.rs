@@ -250,7 +250,8 @@ mod tests {
 
     #[test]
     fn namespaces_only_as_components_and_no_return_type() {
-        let long = "void genericReformat::copyVectorizedKernel<float, float, 4>(float const*, float*)";
+        let long =
+            "void genericReformat::copyVectorizedKernel<float, float, 4>(float const*, float*)";
         assert_eq!(short_name_pyprof(long), "genericReformcopyVectorizedKernel");
         assert_eq!(short_name(long), "genericReformat::copyVectorizedKernel");
         let long = "std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, float, float, float, float, false, true, true, false, 7, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>>(T13)";
@@ -267,6 +268,9 @@ mod tests {
             "k"
         );
         assert_eq!(short_name("void cudakernel::at::f(int)"), "cudakernel::f");
-        assert_eq!(short_name("void thrust::cuda_cub::core::_kernel_agent<int>(int)"), "thrust::cuda_cub::core::_kernel_agent");
+        assert_eq!(
+            short_name("void thrust::cuda_cub::core::_kernel_agent<int>(int)"),
+            "thrust::cuda_cub::core::_kernel_agent"
+        );
     }
 }

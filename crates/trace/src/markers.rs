@@ -175,34 +175,39 @@ pub fn prepare(t: &str, compat: bool) -> Prepared<'_> {
             parsed.clone()
         }
     };
-    let (mut class, (op_mod, frames)) = (class, match class {
-        Class::PyProf => {
-            let v = dict();
-            let op_mod = v
-                .as_ref()
-                .and_then(|v| Some((v.get("op").map(value_text)?, v.get("mod").map(value_text)?)));
-            (op_mod, None)
-        }
-        Class::Trace => {
-            let frames = dict()
-                .as_ref()
-                .and_then(|v| v.get("traceMarker"))
-                .and_then(Value::as_seq)
-                .map(|frames| {
-                    frames
-                        .iter()
-                        .filter_map(|f| match f {
-                            Value::Str(s) if !TRACE_SKIP.iter().any(|skip| s.contains(skip)) => {
-                                Some(s.clone())
-                            }
-                            _ => None,
-                        })
-                        .collect()
+    let (mut class, (op_mod, frames)) = (
+        class,
+        match class {
+            Class::PyProf => {
+                let v = dict();
+                let op_mod = v.as_ref().and_then(|v| {
+                    Some((v.get("op").map(value_text)?, v.get("mod").map(value_text)?))
                 });
-            (None, frames)
-        }
-        _ => (None, None),
-    });
+                (op_mod, None)
+            }
+            Class::Trace => {
+                let frames = dict()
+                    .as_ref()
+                    .and_then(|v| v.get("traceMarker"))
+                    .and_then(Value::as_seq)
+                    .map(|frames| {
+                        frames
+                            .iter()
+                            .filter_map(|f| match f {
+                                Value::Str(s)
+                                    if !TRACE_SKIP.iter().any(|skip| s.contains(skip)) =>
+                                {
+                                    Some(s.clone())
+                                }
+                                _ => None,
+                            })
+                            .collect()
+                    });
+                (None, frames)
+            }
+            _ => (None, None),
+        },
+    );
     if !compat
         && class == Class::PyProf
         && op_mod.as_ref().is_some_and(|(op, _)| is_non_op_marker(op))
