@@ -95,23 +95,47 @@ struct KernelGroup {
     limited: bool,
     /// Time of the kernels whose names say tensor cores.
     tc_ns: i64,
-    /// Tensor cores per distinct long name seen in the group (a short name
-    /// such as `cutlass::Kernel` covers tensor-core and other kernels), so
-    /// that the name test runs once per name; at most [`TC_CACHE`] names.
-    tc_names: Vec<(String, bool)>,
+    /// The group's last long name and whether it says tensor cores (a
+    /// short name such as `cutlass::Kernel` covers tensor-core and other
+    /// kernels, so each kernel is tested; runs of one name are common).
+    tc_last: Option<(String, bool)>,
 }
 
-/// Long names per kernel group whose tensor-core test is remembered.
-const TC_CACHE: usize = 32;
+/// Distinct long names whose tensor-core test is remembered (beyond: tested
+/// each time; bounds memory on hostile input).
+const TC_CACHE: usize = 65_536;
 
-impl KernelGroup {
-    fn tensor_cores(&mut self, short: &str, long: &str) -> bool {
-        if let Some(&(_, tc)) = self.tc_names.iter().find(|(n, _)| n == long) {
-            return tc;
+/// Tensor cores by kernel name, each distinct name tested once.
+#[derive(Debug, Default)]
+struct TcNames {
+    known: HashMap<String, bool>,
+}
+
+impl TcNames {
+    fn get(&mut self, group: &mut KernelGroup, short: &str, long: &str) -> bool {
+        if let Some((name, tc)) = &group.tc_last
+            && name == long
+        {
+            return *tc;
         }
-        let tc = rprof_ops::tc::uses_tensor_cores(short, long);
-        if self.tc_names.len() < TC_CACHE {
-            self.tc_names.push((long.to_owned(), tc));
+        let tc = match self.known.get(long) {
+            Some(&tc) => tc,
+            None => {
+                let tc = rprof_ops::tc::uses_tensor_cores(short, long);
+                if self.known.len() < TC_CACHE {
+                    self.known.insert(long.to_owned(), tc);
+                }
+                tc
+            }
+        };
+        match &mut group.tc_last {
+            Some((name, last)) => {
+                // reuse the buffer
+                name.clear();
+                name.push_str(long);
+                *last = tc;
+            }
+            None => group.tc_last = Some((long.to_owned(), tc)),
         }
         tc
     }
@@ -196,6 +220,7 @@ pub struct GpuReport {
     no_regs: u64,
     /// Per device (index of `devices`): time of tensor-core kernels.
     tc_ns: Vec<i64>,
+    tc_names: TcNames,
     /// Per device: kernels that do not fit its limits (0 resident blocks).
     unfit: Vec<u64>,
 }
@@ -216,6 +241,7 @@ impl GpuReport {
             total: (0, 0),
             no_regs: 0,
             tc_ns: Vec::new(),
+            tc_names: TcNames::default(),
             unfit: Vec::new(),
         }
     }
@@ -317,7 +343,7 @@ impl GpuReport {
         if let Some(k) = self.kernels.get_mut(ki) {
             k.count += 1;
             k.total_ns = k.total_ns.saturating_add(dur);
-            if k.tensor_cores(&rec.short_name, &rec.long_name) {
+            if self.tc_names.get(k, &rec.short_name, &rec.long_name) {
                 k.tc_ns = k.tc_ns.saturating_add(dur);
                 self.tc_ns[di] = self.tc_ns[di].saturating_add(dur);
             }
