@@ -640,7 +640,7 @@ fn null_fields() {
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0]["grid"], serde_json::json!([0, 1, 1]));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("2 kernel rows, 1 records written"), "{err}");
+    assert!(err.contains("2 kernel rows, 1 records,"), "{err}");
     assert!(
         err.contains("skipped 1 kernel rows with NULL start or end"),
         "{err}"
