@@ -672,4 +672,27 @@ mod tests {
         assert_eq!(v["rows"][0]["total_ns"], 40);
         assert_eq!(v["share_of"], SHARE_OF);
     }
+
+    /// Odd count: the middle one; even: the mean of the two middle ones;
+    /// durations beyond u32 (4.29 s) are kept exactly.
+    #[test]
+    fn median_by_hand() {
+        let recs = vec![rec("a", 30, 7), rec("a", 10, 7), rec("a", 20, 7)];
+        assert_eq!(run(&recs, Key::Kernel, 0).rows[0].median_ns, 20.0);
+        let recs = vec![
+            rec("a", 40, 7),
+            rec("a", 10, 7),
+            rec("a", 25, 7),
+            rec("a", 1, 7),
+        ];
+        assert_eq!(run(&recs, Key::Kernel, 0).rows[0].median_ns, 17.5);
+        let big = 5_000_000_000;
+        let recs = vec![rec("a", big, 7), rec("a", big + 2, 7), rec("a", 1, 7)];
+        assert_eq!(run(&recs, Key::Kernel, 0).rows[0].median_ns, big as f64);
+        let recs = vec![rec("a", big, 7), rec("a", big + 2, 7)];
+        assert_eq!(
+            run(&recs, Key::Kernel, 0).rows[0].median_ns,
+            (big + 1) as f64
+        );
+    }
 }

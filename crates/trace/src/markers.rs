@@ -578,4 +578,23 @@ mod tests {
             assert!(c.undecodable >= 1);
         }
     }
+
+    #[test]
+    fn attribute_access_markers_are_not_ops_by_default() {
+        let getattr = "{'mod': 'torch', 'op': '__getattr__', 'args': [{'name': '', 'type': 'str', 'value': 'extra_repr'}]}";
+        let conv = "{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': [{'name': '', 'type': 'tensor', 'shape': (1, 3, 8, 8), 'dtype': 'float32'}]}";
+        let t = [getattr, getattr, conv];
+        let c = classify(&t, true);
+        assert_eq!(ops(&c), ["__getattr__", "__getattr__", "conv2d"]);
+        assert_eq!(c.marker.len(), 3);
+        let c = classify(&t, false);
+        assert_eq!(ops(&c), ["conv2d"]);
+        assert_eq!(c.mod_, vec!["torch.nn.functional"]);
+        assert_eq!(c.marker, vec![conv]);
+        // not consumed: they stay in the record's NVTX stack
+        assert_eq!(c.consumed, vec![conv]);
+        // only attribute access: no op from them
+        let c = classify(&[getattr], false);
+        assert!(c.op.is_empty() && c.marker.is_empty());
+    }
 }
