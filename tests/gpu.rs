@@ -114,7 +114,8 @@ fn utilization_efficiency_occupancy_hand_computed() {
             "66.67",
             "80.00",
             "15.00",
-            "53.75"
+            "53.75",
+            "0.00"
         ]
     );
     // k_other: 1 block per SM (SM eff. 100 %); 2 warps per block, 16 regs
@@ -122,23 +123,25 @@ fn utilization_efficiency_occupancy_hand_computed() {
     let d1 = row(&out, "| GPU", "1");
     assert_eq!(
         d1[5..],
-        ["1", "0.001", "0.001", "8.33", "100.00", "3.12", "100.00"]
+        [
+            "1", "0.001", "0.001", "8.33", "100.00", "3.12", "100.00", "0.00"
+        ]
     );
 
     let k = row(&out, "Kernels:", "k_full");
     assert_eq!(
         k[1..],
-        ["1", "2000", "2.00", "25.0", "100.0", "warps", "no"]
+        ["1", "2000", "2.00", "25.0", "100.0", "warps", "0.0"]
     );
     let k = row(&out, "Kernels:", "k_regs");
     assert_eq!(
         k[1..],
-        ["1", "2000", "0.50", "3.1", "25.0", "registers", "no"]
+        ["1", "2000", "0.50", "3.1", "25.0", "registers", "0.0"]
     );
     let k = row(&out, "Kernels:", "k_smem");
     assert_eq!(
         k[1..],
-        ["1", "1000", "10.00", "18.8", "18.8", "shared memory", "no"]
+        ["1", "1000", "10.00", "18.8", "18.8", "shared memory", "0.0"]
     );
 }
 
@@ -258,7 +261,8 @@ fn roofline_hand_computed() {
 }
 
 /// No device table: the GPU is unknown, so no roof is guessed; the flags
-/// supply one. Occupancy falls back to assumed cc 8.0 limits and says so.
+/// supply one. Occupancy uses the limits of the compute capability the
+/// kernel names imply (`volta_sgemm…`: 7.0) and says so.
 #[test]
 fn unknown_gpu_is_said_not_guessed() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,9 +272,9 @@ fn unknown_gpu_is_said_not_guessed() {
     assert!(!out.contains("| mm "), "{out}");
     assert_eq!(
         row(&out, "| GPU", "0")[1..5],
-        ["(unknown)", "-", "8.0", "assumed (cc 8.0)"]
+        ["(unknown)", "-", "7.0", "cc inferred from kernel names"]
     );
-    assert!(out.contains("note: the input does not describe GPU 0: occupancy uses assumed compute capability 8.0 limits, and SM efficiency and achieved occupancy need its SM count (unknown)."), "{out}");
+    assert!(out.contains("note: the input does not describe GPU 0: occupancy uses the limits of compute capability 7.0, inferred from its kernel names, and SM efficiency and achieved occupancy need its SM count (unknown)."), "{out}");
     let out = stdout_of(&[
         "gpu",
         "-q",
@@ -406,7 +410,11 @@ fn fixtures_devices_and_limits() {
     ]);
     for dev in ["0", "1"] {
         let d = row(&out, "| GPU", dev);
-        assert_eq!(d[1..5], ["(unknown)", "-", "8.0", "assumed (cc 8.0)"]);
+        // H100s: nvjet_ and sm90_ kernels say compute capability 9.0
+        assert_eq!(
+            d[1..5],
+            ["(unknown)", "-", "9.0", "cc inferred from kernel names"]
+        );
     }
     let kernels: u64 = ["0", "1"]
         .iter()
@@ -433,15 +441,17 @@ fn pyprof_dict_says_what_is_unknown() {
         [
             "(unknown)",
             "-",
-            "8.0",
-            "assumed (cc 8.0)",
+            // a V100 run: volta_ kernels
+            "7.0",
+            "cc inferred from kernel names",
             "284",
             "8.271",
             "-",
             "-",
             "-",
             "-",
-            "-"
+            "-",
+            "0.00"
         ]
     );
     assert!(

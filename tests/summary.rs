@@ -76,7 +76,7 @@ fn stats_hand_computed_csv() {
     let out = stdout_of(&["summary", "-q", "--csv", p.to_str().unwrap()]);
     assert_eq!(
         out.lines().next().unwrap(),
-        "key,count,total_ns,mean_ns,std_ns,min_ns,max_ns,share_pct,flops,flops_kernels,bytes,bytes_kernels,tflops,gbs"
+        "key,count,total_ns,mean_ns,median_ns,std_ns,min_ns,max_ns,share_pct,flops,flops_kernels,bytes,bytes_kernels,tflops,gbs"
     );
     let rows = csv_rows(&out);
     assert_eq!(rows.len(), 3);
@@ -86,6 +86,7 @@ fn stats_hand_computed_csv() {
             "a",
             "4",
             "100",
+            "25",
             "25",
             "12.909944487358056",
             "10",
@@ -100,10 +101,11 @@ fn stats_hand_computed_csv() {
         ]
     );
     assert_eq!(
-        rows[1][..8],
+        rows[1][..9],
         [
             "b",
             "1",
+            "100",
             "100",
             "100",
             "0",
@@ -174,24 +176,24 @@ fn flops_bytes_and_rates() {
     ]));
     let mm = rows.iter().find(|r| r[0] == "mm").unwrap();
     assert_eq!(
-        mm[8..],
+        mm[9..],
         ["4194304", "1", "229376", "1", "0.4194304", "22.9376"]
     );
     let add = rows.iter().find(|r| r[0] == "__add__").unwrap();
-    assert_eq!(add[8..], ["1000", "1", "12000", "1", "0.01", "120"]);
+    assert_eq!(add[9..], ["1000", "1", "12000", "1", "0.01", "120"]);
     let none = rows.iter().find(|r| r[0] == "(none)").unwrap();
-    assert_eq!(none[8..], ["", "0", "", "0", "", ""]);
+    assert_eq!(none[9..], ["", "0", "", "0", "", ""]);
     let table = stdout_of(&["summary", "-q", "--by", "op", p.to_str().unwrap()]);
     let mm = crate::gpu::row(&table, "| Op", "mm");
     assert_eq!(
         mm[1..],
         [
-            "1", "10000", "10000", "0", "10000", "10000", "90.09", "4.19 M", "229 k", "0.419",
-            "22.9"
+            "1", "10000", "10000", "10000", "0", "10000", "10000", "90.09", "4.19 M", "229 k",
+            "0.419", "22.9"
         ]
     );
     let none = crate::gpu::row(&table, "| Op", "(none)");
-    assert_eq!(none[8..], ["-", "-", "-", "-"]);
+    assert_eq!(none[9..], ["-", "-", "-", "-"]);
 }
 
 #[test]
@@ -202,7 +204,7 @@ fn table_json_and_top() {
     assert!(t.starts_with("6 kernels in 3 groups by kernel; 300 ns of kernel time in all (the sum of kernel durations; overlapping kernels each count in full).\nShare = % of that sum."), "{t}");
     assert_eq!(
         crate::gpu::row(&t, "| Kernel", "a")[1..],
-        ["4", "100", "25", "13", "10", "40", "33.33"]
+        ["4", "100", "25", "25", "13", "10", "40", "33.33"]
     );
     assert!(t.contains("... 2 more groups (200 ns, 66.67 % of kernel time) not shown; --top 0 shows every group."), "{t}");
     // no FLOP columns when nothing is known
@@ -268,7 +270,7 @@ fn profile_and_record_file_agree() {
     let count: u64 = rows.iter().map(|r| r[1].parse::<u64>().unwrap()).sum();
     assert_eq!(count, 284);
     assert_eq!(rows[0][..3], ["linear", "15", "3202713"]);
-    let share: f64 = rows.iter().map(|r| r[7].parse::<f64>().unwrap()).sum();
+    let share: f64 = rows.iter().map(|r| r[8].parse::<f64>().unwrap()).sum();
     assert!((share - 100.0).abs() < 1e-9);
 }
 

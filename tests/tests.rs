@@ -4,6 +4,7 @@
 #[macro_use]
 mod util;
 
+mod comparisons;
 mod export;
 mod gpu;
 mod kineto;

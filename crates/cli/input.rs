@@ -116,7 +116,7 @@ pub fn for_each_chunk(
             }
             let stats = stats?;
             if !opts.quiet {
-                summary(&trace, stats.records, stats.without_nvtx);
+                summary(&trace, &stats);
             }
             Ok(info)
         }
@@ -141,18 +141,10 @@ pub fn load(
     Ok((trace, enclosing))
 }
 
-fn summary(trace: &Trace, records: u64, without_nvtx: u64) {
+fn summary(trace: &Trace, stats: &rprof_trace::build::BuildStats) {
     let s = &trace.stats;
     let mut e = io::stderr().lock();
-    let _ = writeln!(
-        e,
-        "rprof: {}: {} kernel rows, {} records, {} kernels without a launch call, {} without an enclosing range",
-        trace.path.display(),
-        s.kernel_rows,
-        records,
-        s.without_launch,
-        without_nvtx
-    );
+    let _ = writeln!(e, "{}", stats.summary_line(trace));
     if s.skipped_null > 0 {
         let _ = writeln!(
             e,

@@ -18,9 +18,11 @@ use crate::out::{self, UsageError};
 /// utilization (busy / span), estimated SM efficiency (min(blocks / SMs, 1)
 /// per kernel) and estimated achieved occupancy (the CUDA occupancy rules
 /// capped by blocks / SMs, as the PyTorch profiler estimates it), both
-/// weighted by kernel duration. The GPU's limits come from the profile's
-/// device table, else rprof's compute-capability table; the output says
-/// which. Then a kernel view (per kernel name) and a roofline (per op or
+/// weighted by kernel duration, and the share of kernel time in kernels
+/// using tensor cores. The GPU's limits come from the profile's device
+/// table, else rprof's compute-capability table with the compute capability
+/// inferred from kernel names (`sm90_…`, `ampere_…`), the SM count from the
+/// PyTorch profiler's `blocks per SM`; the output says which. Then a kernel view (per kernel name) and a roofline (per op or
 /// kernel) with peaks from rprof's table of known GPUs (or the flags below;
 /// an unknown GPU is reported as such, never guessed). See docs/reports.md.
 #[derive(Args, Debug)]
@@ -131,9 +133,7 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         let r = report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
-        for (rec, e) in recs.iter().zip(&est) {
-            r.add(rec, e);
-        }
+        r.add_chunk(recs, &est);
         Ok(())
     })?;
     let report = report.unwrap_or_else(|| GpuReport::new(info.devices, opts));

@@ -95,20 +95,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     w.flush().context("writing records")?;
     if !args.quiet {
         let mut e = std::io::stderr().lock();
-        let _ = writeln!(
-            e,
-            "rprof: {}: {} kernel rows, {} records written, {} kernels without a launch call, {} without {}",
-            path.display(),
-            stats.kernel_rows,
-            built.records,
-            stats.without_launch,
-            built.without_nvtx,
-            if trace.source == rprof_trace::model::Source::Kineto {
-                "an enclosing CPU operator"
-            } else {
-                "an NVTX range"
-            },
-        );
+        let _ = writeln!(e, "{}", built.summary_line(&trace));
         if stats.skipped_null > 0 {
             let _ = writeln!(
                 e,

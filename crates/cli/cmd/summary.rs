@@ -11,16 +11,28 @@ use rprof_report::summary::{self, Key, Summarizer};
 use crate::input::{self, Input};
 use crate::out;
 
-/// Kernel time grouped by kernel, op, layer, NVTX range, stream, device or direction.
+/// Kernel time grouped by kernel, op, op and input shapes, layer, NVTX range,
+/// stream, device or direction.
 ///
-/// Per group: count, total, mean, std dev, min, max, share, and FLOPs,
+/// Per group: count, total, mean, median, std dev, min, max, share, and FLOPs,
 /// bytes, TFLOP/s and GB/s where the op models know them. Groups are sorted by total time (ties: more kernels first, then the key).
 /// Share is the group's % of the SUM OF ALL KERNEL DURATIONS in the input
 /// (overlapping kernels each count in full), not of wall-clock time and not
 /// of the rows shown. Std dev is the sample standard deviation (n - 1).
 /// FLOPs and bytes come from the op models (as in `rprof prof`) and are
 /// summed over the kernels the models know; TFLOP/s and GB/s divide by
-/// those kernels' time. Times are ns.
+/// those kernels' time. Times are ns. Median: the middle duration (the mean
+/// of the two middle ones for an even count).
+///
+/// `--by op` is PyProf's forward-op attribution: the op of the PyProf or
+/// stock marker the models read, a backward kernel taking the op of its
+/// forward call (`conv2d` for a cuDNN weight-gradient kernel), renamed by
+/// the models. `--by nvtx` is the name of the innermost NVTX range or CPU
+/// operator around the launch as the profiler recorded it
+/// (`aten::cudnn_convolution_backward_weight`), one group per name: stock
+/// PyTorch's per-call `seq`, `op_id` and `sizes` fields are not part of the
+/// key. `--by op-shape` is that name with the operator's input shapes, as
+/// the PyTorch TensorBoard plugin's "group by input shape".
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct SummaryArgs {

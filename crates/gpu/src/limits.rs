@@ -12,6 +12,9 @@ pub enum LimitsSource {
     CcTable,
     /// Neither: defaults of compute capability 8.0 were assumed.
     Assumed,
+    /// No device table: the compute capability was inferred from kernel
+    /// names (`sm90_…`, `ampere_…`), the limits from rprof's table.
+    KernelNames,
 }
 
 /// The resources one SM offers to resident blocks.
@@ -85,12 +88,14 @@ const CC_TABLE: &[CcRow] = &[
 ];
 
 impl LimitsSource {
-    /// `file`, `file cc + cc table` or `assumed (cc 8.0)`.
+    /// `file`, `file cc + cc table`, `assumed (cc 8.0)` or `cc inferred
+    /// from kernel names`.
     pub fn as_str(self) -> &'static str {
         match self {
             LimitsSource::File => "file",
             LimitsSource::CcTable => "file cc + cc table",
             LimitsSource::Assumed => "assumed (cc 8.0)",
+            LimitsSource::KernelNames => "cc inferred from kernel names",
         }
     }
 }

@@ -23,6 +23,31 @@ const TRACE_SKIP: &[&str] = &[
     "/torch/optim/",
 ];
 
+/// Ops of PyProf argument markers that describe no op of their own:
+/// attribute access and printing, which PyProf's patched `torch` wraps like
+/// any function. A model's `extra_repr` printed through `__getattr__` can
+/// leave hundreds of such markers around every kernel (mmagic_vsr_v2).
+const NON_OP_MARKERS: &[&str] = &[
+    "__getattr__",
+    "__getattribute__",
+    "__setattr__",
+    "__delattr__",
+    "__dir__",
+    "__repr__",
+    "__str__",
+    "__format__",
+    "__hash__",
+    "__sizeof__",
+    "extra_repr",
+];
+
+/// True when a PyProf argument marker with this op describes no op of its
+/// own (attribute access, printing): the default mode skips it when
+/// choosing the kernel's op.
+pub fn is_non_op_marker(op: &str) -> bool {
+    NON_OP_MARKERS.contains(&op)
+}
+
 const EVALUATE_FUNCTION: &str = "autograd::engine::evaluate_function: ";
 
 /// What the markers around one kernel say.
@@ -56,6 +81,10 @@ pub struct Classified<'a> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Class {
     PyProf,
+    /// Default mode: a PyProf argument marker of attribute access or
+    /// printing ([`NON_OP_MARKERS`]); kept in the record's NVTX stack, not
+    /// read as the kernel's op.
+    NonOp,
     Layer,
     Trace,
     Repr,
@@ -146,34 +175,45 @@ pub fn prepare(t: &str, compat: bool) -> Prepared<'_> {
             parsed.clone()
         }
     };
-    let (op_mod, frames) = match class {
-        Class::PyProf => {
-            let v = dict();
-            let op_mod = v
-                .as_ref()
-                .and_then(|v| Some((v.get("op").map(value_text)?, v.get("mod").map(value_text)?)));
-            (op_mod, None)
-        }
-        Class::Trace => {
-            let frames = dict()
-                .as_ref()
-                .and_then(|v| v.get("traceMarker"))
-                .and_then(Value::as_seq)
-                .map(|frames| {
-                    frames
-                        .iter()
-                        .filter_map(|f| match f {
-                            Value::Str(s) if !TRACE_SKIP.iter().any(|skip| s.contains(skip)) => {
-                                Some(s.clone())
-                            }
-                            _ => None,
-                        })
-                        .collect()
+    let (mut class, (op_mod, frames)) = (
+        class,
+        match class {
+            Class::PyProf => {
+                let v = dict();
+                let op_mod = v.as_ref().and_then(|v| {
+                    Some((v.get("op").map(value_text)?, v.get("mod").map(value_text)?))
                 });
-            (None, frames)
-        }
-        _ => (None, None),
-    };
+                (op_mod, None)
+            }
+            Class::Trace => {
+                let frames = dict()
+                    .as_ref()
+                    .and_then(|v| v.get("traceMarker"))
+                    .and_then(Value::as_seq)
+                    .map(|frames| {
+                        frames
+                            .iter()
+                            .filter_map(|f| match f {
+                                Value::Str(s)
+                                    if !TRACE_SKIP.iter().any(|skip| s.contains(skip)) =>
+                                {
+                                    Some(s.clone())
+                                }
+                                _ => None,
+                            })
+                            .collect()
+                    });
+                (None, frames)
+            }
+            _ => (None, None),
+        },
+    );
+    if !compat
+        && class == Class::PyProf
+        && op_mod.as_ref().is_some_and(|(op, _)| is_non_op_marker(op))
+    {
+        class = Class::NonOp;
+    }
     Prepared {
         class,
         head,
@@ -253,6 +293,7 @@ pub fn classify_prepared<'a>(
             }
             Class::Seq => seqs.push((t, head)),
             Class::Other => others.push(t),
+            Class::NonOp => {}
         }
     }
 
@@ -536,5 +577,24 @@ mod tests {
             let c = classify(&t, compat);
             assert!(c.undecodable >= 1);
         }
+    }
+
+    #[test]
+    fn attribute_access_markers_are_not_ops_by_default() {
+        let getattr = "{'mod': 'torch', 'op': '__getattr__', 'args': [{'name': '', 'type': 'str', 'value': 'extra_repr'}]}";
+        let conv = "{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': [{'name': '', 'type': 'tensor', 'shape': (1, 3, 8, 8), 'dtype': 'float32'}]}";
+        let t = [getattr, getattr, conv];
+        let c = classify(&t, true);
+        assert_eq!(ops(&c), ["__getattr__", "__getattr__", "conv2d"]);
+        assert_eq!(c.marker.len(), 3);
+        let c = classify(&t, false);
+        assert_eq!(ops(&c), ["conv2d"]);
+        assert_eq!(c.mod_, vec!["torch.nn.functional"]);
+        assert_eq!(c.marker, vec![conv]);
+        // not consumed: they stay in the record's NVTX stack
+        assert_eq!(c.consumed, vec![conv]);
+        // only attribute access: no op from them
+        let c = classify(&[getattr], false);
+        assert!(c.op.is_empty() && c.marker.is_empty());
     }
 }

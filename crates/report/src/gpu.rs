@@ -93,7 +93,52 @@ struct KernelGroup {
     limiter_ns: [i64; 4],
     /// Some instance had a known limiter.
     limited: bool,
-    tensor_cores: bool,
+    /// Time of the kernels whose names say tensor cores.
+    tc_ns: i64,
+    /// The group's last long name and whether it says tensor cores (a
+    /// short name such as `cutlass::Kernel` covers tensor-core and other
+    /// kernels, so each kernel is tested; runs of one name are common).
+    tc_last: Option<(String, bool)>,
+}
+
+/// Distinct long names whose tensor-core test is remembered (beyond: tested
+/// each time; bounds memory on hostile input).
+const TC_CACHE: usize = 65_536;
+
+/// Tensor cores by kernel name, each distinct name tested once.
+#[derive(Debug, Default)]
+struct TcNames {
+    known: HashMap<String, bool>,
+}
+
+impl TcNames {
+    fn get(&mut self, group: &mut KernelGroup, short: &str, long: &str) -> bool {
+        if let Some((name, tc)) = &group.tc_last
+            && name == long
+        {
+            return *tc;
+        }
+        let tc = match self.known.get(long) {
+            Some(&tc) => tc,
+            None => {
+                let tc = rprof_ops::tc::uses_tensor_cores(short, long);
+                if self.known.len() < TC_CACHE {
+                    self.known.insert(long.to_owned(), tc);
+                }
+                tc
+            }
+        };
+        match &mut group.tc_last {
+            Some((name, last)) => {
+                // reuse the buffer
+                name.clear();
+                name.push_str(long);
+                *last = tc;
+            }
+            None => group.tc_last = Some((long.to_owned(), tc)),
+        }
+        tc
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -173,6 +218,11 @@ pub struct GpuReport {
     kineto: KinetoCheck,
     total: (u64, i64),
     no_regs: u64,
+    /// Per device (index of `devices`): time of tensor-core kernels.
+    tc_ns: Vec<i64>,
+    tc_names: TcNames,
+    /// Per device: kernels that do not fit its limits (0 resident blocks).
+    unfit: Vec<u64>,
 }
 
 impl GpuReport {
@@ -190,6 +240,32 @@ impl GpuReport {
             kineto: KinetoCheck::default(),
             total: (0, 0),
             no_regs: 0,
+            tc_ns: Vec::new(),
+            tc_names: TcNames::default(),
+            unfit: Vec::new(),
+        }
+    }
+
+    /// Count a chunk of kernels: first note what the kernels of GPUs not
+    /// seen yet say about them (compute capability from kernel names, SM
+    /// count from Kineto's `blocks per SM`; used only where the input has
+    /// no device table), then [`GpuReport::add`] each.
+    pub fn add_chunk(&mut self, recs: &[Record<'_>], est: &[KernelEstimate<'_>]) {
+        for rec in recs {
+            if self.devices.is_resolved(rec.device, rec.pid) {
+                continue;
+            }
+            let blocks = rec.grid.iter().map(|&g| g.max(1)).product::<i64>();
+            let name = if rec.long_name.is_empty() {
+                &rec.short_name
+            } else {
+                &rec.long_name
+            };
+            self.devices
+                .hint(rec.device, name, blocks, rec.kineto_blocks_per_sm);
+        }
+        for (rec, e) in recs.iter().zip(est) {
+            self.add(rec, e);
         }
     }
 
@@ -222,13 +298,24 @@ impl GpuReport {
         // occupancy rules would only give an upper bound: say unknown
         let occ = rec.regs.map(|_| occupancy::occupancy(l, &launch));
         self.no_regs += u64::from(occ.is_none());
+        if self.usage.len() <= di {
+            self.usage.resize_with(di + 1, DeviceUsage::default);
+            self.tc_ns.resize(di + 1, 0);
+            self.unfit.resize(di + 1, 0);
+        }
+        // a kernel that ran had at least one resident block: 0 means the
+        // limits (assumed or inferred) do not describe its GPU
+        let occ = match occ {
+            Some(o) if o.active_blocks == 0 => {
+                self.unfit[di] += 1;
+                None
+            }
+            o => o,
+        };
         let sms = l.sm_count.unwrap_or(0);
         let sm_eff = occupancy::sm_efficiency(&launch, sms);
         let achieved = occ.and(occupancy::estimated_achieved(l, &launch));
         let per_sm = occupancy::blocks_per_sm(&launch, sms);
-        if self.usage.len() <= di {
-            self.usage.resize_with(di + 1, DeviceUsage::default);
-        }
         self.usage[di].add(
             KernelTime {
                 start_ns: rec.start_ns,
@@ -246,7 +333,6 @@ impl GpuReport {
             None => {
                 self.kernels.push(KernelGroup {
                     name: rec.short_name.to_string(),
-                    tensor_cores: rprof_ops::tc::uses_tensor_cores(&rec.short_name, &rec.long_name),
                     ..KernelGroup::default()
                 });
                 self.kernel_index
@@ -257,6 +343,10 @@ impl GpuReport {
         if let Some(k) = self.kernels.get_mut(ki) {
             k.count += 1;
             k.total_ns = k.total_ns.saturating_add(dur);
+            if self.tc_names.get(k, &rec.short_name, &rec.long_name) {
+                k.tc_ns = k.tc_ns.saturating_add(dur);
+                self.tc_ns[di] = self.tc_ns[di].saturating_add(dur);
+            }
             k.blocks_per_sm.add(dur, per_sm);
             k.achieved.add(dur, achieved);
             if let Some(o) = occ {
@@ -411,6 +501,14 @@ impl GpuReport {
 
     /// The devices and their usage, by ordinal (then first seen).
     fn by_device(&self) -> Vec<(&Device, &DeviceUsage)> {
+        self.by_device_index()
+            .into_iter()
+            .map(|(_, d, u)| (d, u))
+            .collect()
+    }
+
+    /// [`GpuReport::by_device`] with each device's index.
+    fn by_device_index(&self) -> Vec<(usize, &Device, &DeviceUsage)> {
         let mut v: Vec<(usize, &Device, &DeviceUsage)> = self
             .devices
             .list()
@@ -420,7 +518,7 @@ impl GpuReport {
             .map(|(i, (d, u))| (i, d, u))
             .collect();
         v.sort_by(|a, b| a.1.device.cmp(&b.1.device).then(a.0.cmp(&b.0)));
-        v.into_iter().map(|(_, d, u)| (d, u)).collect()
+        v
     }
 
     fn write_devices<W: Write>(&self, w: &mut W) -> io::Result<()> {
@@ -452,16 +550,21 @@ impl GpuReport {
                 "Est. SM eff. (%)",
                 "Est. achieved occ. (%)",
                 "Theor. occ. (%)",
+                "TC time (%)",
             ],
-            &[0, 2, 5, 6, 7, 8, 9, 10, 11],
+            &[0, 2, 5, 6, 7, 8, 9, 10, 11, 12],
         );
-        for (dev, u) in self.by_device() {
+        for (di, dev, u) in self.by_device_index() {
             let busy = span.map(|(lo, hi)| u.busy_ns(lo, hi));
             let l = &dev.limits;
             t.add_row(vec![
                 dev.device.to_string(),
                 dev.name.clone().unwrap_or_else(|| "(unknown)".into()),
-                l.sm_count.map_or("-".into(), |n| n.to_string()),
+                match l.sm_count {
+                    None => "-".into(),
+                    Some(n) if dev.sm_count_inferred => format!("{n} (inferred)"),
+                    Some(n) => n.to_string(),
+                },
                 format!("{}.{}", l.cc.0, l.cc.1),
                 l.source.as_str().to_owned(),
                 u.kernels.to_string(),
@@ -471,6 +574,12 @@ impl GpuReport {
                 text::pct(u.sm_efficiency.mean(), 2),
                 text::pct(u.achieved.mean(), 2),
                 text::pct(u.theoretical.mean(), 2),
+                text::pct(
+                    (u.kernel_ns > 0).then(|| {
+                        self.tc_ns.get(di).copied().unwrap_or(0) as f64 / u.kernel_ns as f64
+                    }),
+                    2,
+                ),
             ]);
         }
         w.write_all(text::render(&t).as_bytes())?;
@@ -484,7 +593,11 @@ impl GpuReport {
         )?;
         writeln!(
             w,
-            "Limits from: file = the profile's device table; file cc + cc table = compute capability from the file, missing limits from rprof's table; assumed (cc 8.0) = the input does not describe the GPU."
+            "TC time = kernel time using tensor cores: the time of kernels whose names say tensor cores, as a % of the GPU's kernel time (the TensorBoard plugin's 'Kernel Time using Tensor Cores')."
+        )?;
+        writeln!(
+            w,
+            "Limits from: file = the profile's device table; file cc + cc table = compute capability from the file, missing limits from rprof's table; cc inferred from kernel names = no device table, the compute capability the kernel names imply (volta_/sm70_ 7.0, turing_/sm75_ 7.5, ampere_/sm80_ 8.0, sm86_ 8.6, sm89_ 8.9, sm90_/nvjet_/hopper 9.0, sm100_ 10.0, sm120_ 12.0; the highest one seen); assumed (cc 8.0) = the input does not describe the GPU and its kernel names do not say. SMs (inferred) = grid blocks / the PyTorch profiler's `blocks per SM` (no device table)."
         )?;
         if self.no_regs > 0 {
             writeln!(
@@ -493,7 +606,33 @@ impl GpuReport {
                 self.no_regs
             )?;
         }
+        for (di, dev, _) in self.by_device_index() {
+            if let Some(&n) = self.unfit.get(di).filter(|&&n| n > 0) {
+                writeln!(
+                    w,
+                    "note: {n} kernels on GPU {} do not fit its limits ({}; cc {}.{}: no resident block): their occupancy is unknown, not 0 %.",
+                    dev.device,
+                    dev.limits.source.as_str(),
+                    dev.limits.cc.0,
+                    dev.limits.cc.1
+                )?;
+            }
+        }
         for dev in self.devices.list() {
+            if dev.limits.source == LimitsSource::KernelNames {
+                writeln!(
+                    w,
+                    "note: the input does not describe GPU {}: occupancy uses the limits of compute capability {}.{}, inferred from its kernel names{}.",
+                    dev.device,
+                    dev.limits.cc.0,
+                    dev.limits.cc.1,
+                    if dev.limits.sm_count.is_none() {
+                        ", and SM efficiency and achieved occupancy need its SM count (unknown)"
+                    } else {
+                        ""
+                    }
+                )?;
+            }
             if dev.limits.source == LimitsSource::Assumed {
                 writeln!(
                     w,
@@ -574,9 +713,9 @@ impl GpuReport {
                 "Est. achieved occ. (%)",
                 "Theor. occ. (%)",
                 "Limited by",
-                "Tensor cores",
+                "Tensor cores (% of time)",
             ],
-            &[1, 2, 3, 4, 5],
+            &[1, 2, 3, 4, 5, 7],
         );
         for k in &order[..shown] {
             // the limiter of most of the kernel's time (ties: the first in
@@ -599,13 +738,16 @@ impl GpuReport {
                 } else {
                     "-".to_owned()
                 },
-                if k.tensor_cores { "yes" } else { "no" }.to_owned(),
+                text::pct(
+                    (k.total_ns > 0).then(|| k.tc_ns as f64 / k.total_ns as f64),
+                    1,
+                ),
             ]);
         }
         w.write_all(text::render(&t).as_bytes())?;
         writeln!(
             w,
-            "Blocks per SM = grid blocks / SMs. Limited by = the resource that bounds resident blocks for most of the kernel's time. Tensor cores: from the kernel name."
+            "Blocks per SM = grid blocks / SMs. Limited by = the resource that bounds resident blocks for most of the kernel's time. Tensor cores = the share of the group's time in kernels whose names (short or long) say tensor cores."
         )?;
         Ok(())
     }

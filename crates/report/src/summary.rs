@@ -4,6 +4,8 @@
 //!
 //! Definitions (docs/reports.md):
 //! - durations are each kernel's GPU time (`kDuration`, ns);
+//! - *median* is the middle duration (the mean of the two middle ones for
+//!   an even count);
 //! - *std dev* is the sample standard deviation (n − 1 in the denominator;
 //!   0 for a single kernel), computed from exact integer sums;
 //! - *share* is the group's total over the **sum of all kernel durations**
@@ -27,11 +29,17 @@ use crate::text;
 pub enum Key {
     /// Kernel short name.
     Kernel,
-    /// The op the models give (as `prof` prints it).
+    /// The op the models give (as `prof` prints it): PyProf's attribution,
+    /// in which a backward kernel takes its forward op.
     Op,
+    /// The innermost NVTX range or CPU operator with its input shapes (the
+    /// PyTorch TensorBoard plugin's "group by input shape").
+    OpShape,
     /// Layer names (`layer:` NVTX ranges), outermost first, joined by `:`.
     Layer,
-    /// The innermost NVTX range enclosing the launch.
+    /// The name of the innermost NVTX range (or CPU operator) enclosing the
+    /// launch, without stock PyTorch's `seq`, `op_id`, `sizes`,
+    /// `input_op_ids` and `dtypes` fields.
     Nvtx,
     /// Device and stream.
     Stream,
@@ -43,9 +51,10 @@ pub enum Key {
 
 impl Key {
     /// Every key, in `--help` order.
-    pub const ALL: [Key; 7] = [
+    pub const ALL: [Key; 8] = [
         Key::Kernel,
         Key::Op,
+        Key::OpShape,
         Key::Layer,
         Key::Nvtx,
         Key::Stream,
@@ -58,6 +67,7 @@ impl Key {
         match self {
             Key::Kernel => "kernel",
             Key::Op => "op",
+            Key::OpShape => "op-shape",
             Key::Layer => "layer",
             Key::Nvtx => "nvtx",
             Key::Stream => "stream",
@@ -70,9 +80,16 @@ impl Key {
     pub fn help(self) -> &'static str {
         match self {
             Key::Kernel => "kernel short name",
-            Key::Op => "op, as `rprof prof` prints it",
+            Key::Op => {
+                "op as `rprof prof` prints it: PyProf's attribution (backward kernels take their forward op; models may rename)"
+            }
+            Key::OpShape => {
+                "innermost NVTX range / CPU op name with its input shapes (TensorBoard plugin's group by input shape)"
+            }
             Key::Layer => "layer names (layer: NVTX ranges), outermost first, joined by ':'",
-            Key::Nvtx => "innermost NVTX range (or CPU op) enclosing the launch",
+            Key::Nvtx => {
+                "name of the innermost NVTX range (or CPU op) enclosing the launch, without seq/op_id/sizes fields"
+            }
             Key::Stream => "device and stream, as DEVICE:STREAM",
             Key::Device => "CUDA device ordinal",
             Key::Dir => "fprop or bprop",
@@ -89,6 +106,7 @@ impl Key {
         match self {
             Key::Kernel => "Kernel",
             Key::Op => "Op",
+            Key::OpShape => "Op [input shapes]",
             Key::Layer => "Layer",
             Key::Nvtx => "NVTX range (innermost)",
             Key::Stream => "Device:Stream",
@@ -122,6 +140,10 @@ struct Group {
     bytes: i128,
     bytes_ns: i128,
     bytes_n: u64,
+    /// Every duration, for the median: `u32` where it fits (kernels shorter
+    /// than 4.3 s, nearly all) to halve the memory, the rest in `long_ns`.
+    short_ns: Vec<u32>,
+    long_ns: Vec<i64>,
 }
 
 impl Group {
@@ -140,6 +162,8 @@ impl Group {
             bytes: 0,
             bytes_ns: 0,
             bytes_n: 0,
+            short_ns: Vec::new(),
+            long_ns: Vec::new(),
         }
     }
 
@@ -151,6 +175,10 @@ impl Group {
             .saturating_add(u128::from(dur.unsigned_abs()).pow(2));
         self.min_ns = self.min_ns.min(dur);
         self.max_ns = self.max_ns.max(dur);
+        match u32::try_from(dur) {
+            Ok(d) => self.short_ns.push(d),
+            Err(_) => self.long_ns.push(dur),
+        }
         if let Some(f) = flops {
             self.flops = self.flops.saturating_add(f);
             self.flops_ns += i128::from(dur);
@@ -161,6 +189,24 @@ impl Group {
             self.bytes_ns += i128::from(dur);
             self.bytes_n += 1;
         }
+    }
+
+    /// The median duration: the middle one of the sorted durations, or the
+    /// mean of the two middle ones for an even count (numpy's definition); 0 for an empty group.
+    fn median_ns(&self) -> f64 {
+        let mut all: Vec<i64> = self.short_ns.iter().map(|&d| i64::from(d)).collect();
+        all.extend_from_slice(&self.long_ns);
+        let n = all.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let (_, &mut hi, _) = all.select_nth_unstable(n / 2);
+        if n % 2 == 1 {
+            return hi as f64;
+        }
+        // the largest of the lower half
+        let lo = all[..n / 2].iter().copied().max().unwrap_or(hi);
+        (lo as f64 + hi as f64) / 2.0
     }
 
     /// Sample standard deviation from the exact sums.
@@ -193,6 +239,9 @@ pub struct SummaryRow {
     pub total_ns: i128,
     /// Mean duration, ns.
     pub mean_ns: f64,
+    /// Median duration, ns (the mean of the two middle ones for an even
+    /// count).
+    pub median_ns: f64,
     /// Sample standard deviation, ns.
     pub std_ns: f64,
     /// Shortest, ns.
@@ -295,7 +344,19 @@ impl Summarizer {
                 let text: &str = match self.key {
                     Key::Kernel => &rec.short_name,
                     Key::Op => est.op,
-                    Key::Nvtx => rec.stack.last().map_or("", |s| s.as_ref()),
+                    // one group per range or op name, not per call: stock
+                    // PyTorch's fields (seq, op_id, sizes) differ per call
+                    Key::Nvtx => rec
+                        .stack
+                        .last()
+                        .map_or("", |s| rprof_trace::stock::parse_head(s).name),
+                    Key::OpShape => {
+                        self.scratch.clear();
+                        if let Some(s) = rec.stack.last() {
+                            op_shape(s, &mut self.scratch);
+                        }
+                        &self.scratch
+                    }
                     Key::Dir => &rec.dir,
                     _ => {
                         self.scratch.clear();
@@ -350,6 +411,7 @@ impl Summarizer {
                     count: g.count,
                     total_ns: g.total_ns,
                     mean_ns: g.total_ns as f64 / g.count.max(1) as f64,
+                    median_ns: g.median_ns(),
                     std_ns: g.std_ns(),
                     min_ns: g.min_ns,
                     max_ns: g.max_ns,
@@ -384,6 +446,17 @@ impl Summarizer {
     }
 }
 
+/// `NAME [[d, …], …]`: the stock marker's name and input shapes, or the
+/// name alone when the marker has no readable `sizes` field.
+fn op_shape(text: &str, out: &mut String) {
+    use std::fmt::Write as _;
+    let m = rprof_trace::stock::parse(text);
+    out.push_str(m.name);
+    if let Some(sizes) = m.sizes {
+        let _ = write!(out, " {sizes:?}");
+    }
+}
+
 /// Write the report as a table for people: a heading that says what the
 /// share is of, the table (key column clipped to `name_width` characters,
 /// 0: not clipped), and a line for the groups `--top` left out. The FLOP
@@ -405,7 +478,7 @@ pub fn write_table<W: Write>(
         .any(|x| x.flops.is_some() || x.bytes.is_some());
     writeln!(
         w,
-        "Share = % of that sum. Std dev = sample standard deviation.{}",
+        "Share = % of that sum. Median = the middle duration (mean of the two middle ones for an even count). Std dev = sample standard deviation.{}",
         if rates {
             " FLOPs and bytes: sums over the kernels the op models know; TFLOP/s and GB/s over those kernels' time."
         } else {
@@ -417,6 +490,7 @@ pub fn write_table<W: Write>(
         "Count",
         "Total (ns)",
         "Mean (ns)",
+        "Median (ns)",
         "Std dev (ns)",
         "Min (ns)",
         "Max (ns)",
@@ -433,6 +507,7 @@ pub fn write_table<W: Write>(
             x.count.to_string(),
             x.total_ns.to_string(),
             format!("{:.0}", x.mean_ns),
+            format!("{:.0}", x.median_ns),
             format!("{:.0}", x.std_ns),
             x.min_ns.to_string(),
             x.max_ns.to_string(),
@@ -463,11 +538,12 @@ pub fn write_table<W: Write>(
 }
 
 /// CSV column names, in order.
-pub const CSV_HEADER: [&str; 14] = [
+pub const CSV_HEADER: [&str; 15] = [
     "key",
     "count",
     "total_ns",
     "mean_ns",
+    "median_ns",
     "std_ns",
     "min_ns",
     "max_ns",
@@ -492,6 +568,7 @@ pub fn write_csv<W: Write>(w: W, r: &SummaryReport) -> io::Result<()> {
             x.count.to_string(),
             x.total_ns.to_string(),
             x.mean_ns.to_string(),
+            x.median_ns.to_string(),
             x.std_ns.to_string(),
             x.min_ns.to_string(),
             x.max_ns.to_string(),
@@ -583,7 +660,7 @@ mod tests {
         write_csv(&mut csv, &r).unwrap();
         assert_eq!(
             String::from_utf8(csv).unwrap(),
-            "key,count,total_ns,mean_ns,std_ns,min_ns,max_ns,share_pct,flops,flops_kernels,bytes,bytes_kernels,tflops,gbs\n\"k,1\",2,40,20,14.142135623730951,10,30,100,,0,,0,,\n"
+            "key,count,total_ns,mean_ns,median_ns,std_ns,min_ns,max_ns,share_pct,flops,flops_kernels,bytes,bytes_kernels,tflops,gbs\n\"k,1\",2,40,20,20,14.142135623730951,10,30,100,,0,,0,,\n"
         );
         let mut t = Vec::new();
         write_table(&mut t, &r, Key::Kernel, 0).unwrap();
@@ -594,5 +671,28 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&j).unwrap();
         assert_eq!(v["rows"][0]["total_ns"], 40);
         assert_eq!(v["share_of"], SHARE_OF);
+    }
+
+    /// Odd count: the middle one; even: the mean of the two middle ones;
+    /// durations beyond u32 (4.29 s) are kept exactly.
+    #[test]
+    fn median_by_hand() {
+        let recs = vec![rec("a", 30, 7), rec("a", 10, 7), rec("a", 20, 7)];
+        assert_eq!(run(&recs, Key::Kernel, 0).rows[0].median_ns, 20.0);
+        let recs = vec![
+            rec("a", 40, 7),
+            rec("a", 10, 7),
+            rec("a", 25, 7),
+            rec("a", 1, 7),
+        ];
+        assert_eq!(run(&recs, Key::Kernel, 0).rows[0].median_ns, 17.5);
+        let big = 5_000_000_000;
+        let recs = vec![rec("a", big, 7), rec("a", big + 2, 7), rec("a", 1, 7)];
+        assert_eq!(run(&recs, Key::Kernel, 0).rows[0].median_ns, big as f64);
+        let recs = vec![rec("a", big, 7), rec("a", big + 2, 7)];
+        assert_eq!(
+            run(&recs, Key::Kernel, 0).rows[0].median_ns,
+            (big + 1) as f64
+        );
     }
 }

@@ -36,10 +36,40 @@ pub struct BuildStats {
     pub records: u64,
     /// Kernels with a launch call but no enclosing NVTX range.
     pub without_nvtx: u64,
+    /// Records without a launch call (so without an enclosing range either).
+    pub without_launch: u64,
+    /// Records without an enclosing NVTX range (or CPU operator), for
+    /// whatever reason: `without_nvtx` + `without_launch`.
+    pub without_range: u64,
     /// Marker texts that looked like PyProf dicts but could not be read.
     pub undecodable_markers: u64,
     /// Kernel names that start like mangled names but do not demangle.
     pub undemangled_names: u64,
+}
+
+impl BuildStats {
+    /// The first line of the stderr summary for a profile, worded the same
+    /// by every command: kernel rows, records, kernels without a launch
+    /// call, and kernels without an enclosing NVTX range (CPU operator for
+    /// Kineto input), which counts the kernels without a launch call too:
+    /// without a launch there is nothing for a range to enclose.
+    pub fn summary_line(&self, trace: &Trace) -> String {
+        let s = &trace.stats;
+        format!(
+            "rprof: {}: {} kernel rows, {} records, {} kernels without a launch call, {} without {} ({} of them because they have no launch call)",
+            trace.path.display(),
+            s.kernel_rows,
+            self.records,
+            s.without_launch,
+            self.without_range,
+            if trace.source == Source::Kineto {
+                "an enclosing CPU operator"
+            } else {
+                "an enclosing NVTX range"
+            },
+            self.without_launch,
+        )
+    }
 }
 
 struct Names {
@@ -207,8 +237,16 @@ pub fn build(
             let k = &trace.kernels[ki as usize];
             let ids = seq.next(&c.seq_ids, c.bprop, &c.op, &c.mod_, compat);
             stats.undecodable_markers += u64::from(c.undecodable);
-            if k.launch.is_some_and(|l| enclosing.of(l).is_empty()) {
-                stats.without_nvtx += 1;
+            match k.launch {
+                Some(l) if enclosing.of(l).is_empty() => {
+                    stats.without_nvtx += 1;
+                    stats.without_range += 1;
+                }
+                Some(_) => {}
+                None => {
+                    stats.without_launch += 1;
+                    stats.without_range += 1;
+                }
             }
             records.push(record(trace, enclosing, k, &names, c, ids, compat));
         }

@@ -78,10 +78,20 @@ pub fn short_name_pyprof(long: &str) -> String {
     head.split('(').next().unwrap_or("").to_owned()
 }
 
-/// rprof's short name: PyProf's rule, made robust for nsys's own
-/// demangler, which writes `<unnamed>` for anonymous namespaces (PyProf cuts
-/// at that `<` and prints an empty name). Falls back to the last `::`
-/// component of the function name when PyProf's rule gives nothing.
+/// rprof's short name: PyProf's rule, with three fixes (docs/compat.md):
+/// - nsys's own demangler writes `<unnamed>` for anonymous namespaces
+///   (PyProf cuts at that `<` and prints an empty name);
+/// - the namespaces `at::`, `cuda::` and `native::` are removed only as
+///   whole components (PyProf's plain text replacement turns
+///   `genericReformat::copyVectorizedKernel` into
+///   `genericReformcopyVectorizedKernel`);
+/// - the name is the declarator after the return type, found outside
+///   template arguments (PyProf cuts at the first `<`, so
+///   `std::enable_if<!T7, void>::type internal::gemvx::kernel<…>(…)`
+///   became `std::enable_if`).
+///
+/// Falls back to the last `::` component of the function name when the rule
+/// gives nothing.
 pub fn short_name(long: &str) -> String {
     let normalized;
     let long = if long.contains("<unnamed>") {
@@ -90,13 +100,86 @@ pub fn short_name(long: &str) -> String {
     } else {
         long
     };
-    let s = short_name_pyprof(long);
-    if !s.trim().is_empty() {
-        return s;
+    let s = strip_namespaces(declarator(long));
+    let s = s.split('(').next().unwrap_or("").trim();
+    if !s.is_empty() {
+        return s.to_owned();
     }
     // e.g. an operator or a name starting with '<': keep something readable
     let head = long.split('(').next().unwrap_or(long);
     head.rsplit("::").next().unwrap_or(head).trim().to_owned()
+}
+
+/// The function name of a demangled signature without its template
+/// arguments: the last space-separated word before the parameter list, both
+/// found at template depth 0 (so that spaces and parentheses inside `<…>`
+/// do not count). `(anonymous namespace)` is skipped as a unit.
+fn declarator(long: &str) -> &str {
+    const ANON: &str = "(anonymous namespace)";
+    let b = long.as_bytes();
+    let mut depth = 0usize;
+    // start of the current word and end of the name (first `<` or `(` at
+    // depth 0 after the word started)
+    let mut start = 0;
+    let mut end: Option<usize> = None;
+    let mut i = 0;
+    while i < b.len() {
+        if depth == 0 && long[i..].starts_with(ANON) {
+            i += ANON.len();
+            continue;
+        }
+        match b[i] {
+            b'<' => {
+                if depth == 0 && end.is_none() {
+                    end = Some(i);
+                }
+                depth += 1;
+            }
+            b'>' => depth = depth.saturating_sub(1),
+            b'(' if depth == 0 => {
+                // the parameter list
+                return &long[start..end.unwrap_or(i)];
+            }
+            b' ' if depth == 0 => {
+                // a word before the name: a return type or a qualifier
+                start = i + 1;
+                end = None;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    &long[start..end.unwrap_or(long.len())]
+}
+
+/// Remove the namespaces `at::`, `cuda::`, `native::` and `(anonymous
+/// namespace)::` where they are whole components of a qualified name.
+fn strip_namespaces(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    let mut at_component_start = true;
+    'outer: while !rest.is_empty() {
+        if at_component_start {
+            for ns in ["at::", "cuda::", "native::", "(anonymous namespace)::"] {
+                if let Some(r) = rest.strip_prefix(ns) {
+                    rest = r;
+                    continue 'outer;
+                }
+            }
+        }
+        match rest.find("::") {
+            Some(p) => {
+                out.push_str(&rest[..p + 2]);
+                rest = &rest[p + 2..];
+                at_component_start = true;
+            }
+            None => {
+                out.push_str(rest);
+                break;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -163,5 +246,31 @@ mod tests {
             "void at::native::<unnamed>::avg_pool3d_cuda_update_output<(int)2, float, float>(int)";
         assert_eq!(short_name_pyprof(long), "");
         assert_eq!(short_name(long), "avg_pool3d_cuda_update_output");
+    }
+
+    #[test]
+    fn namespaces_only_as_components_and_no_return_type() {
+        let long =
+            "void genericReformat::copyVectorizedKernel<float, float, 4>(float const*, float*)";
+        assert_eq!(short_name_pyprof(long), "genericReformcopyVectorizedKernel");
+        assert_eq!(short_name(long), "genericReformat::copyVectorizedKernel");
+        let long = "std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, float, float, float, float, false, true, true, false, 7, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>>(T13)";
+        assert_eq!(short_name_pyprof(long), "std::enable_if");
+        assert_eq!(short_name(long), "internal::gemvx::kernel");
+        // a return type with template arguments and spaces inside them
+        assert_eq!(
+            short_name("std::pair<int, float> ns::f<(bool)1>(int (*)(int))"),
+            "ns::f"
+        );
+        // the prefixes still go where they are whole components
+        assert_eq!(
+            short_name("void at::native::(anonymous namespace)::cuda::k<1>(int)"),
+            "k"
+        );
+        assert_eq!(short_name("void cudakernel::at::f(int)"), "cudakernel::f");
+        assert_eq!(
+            short_name("void thrust::cuda_cub::core::_kernel_agent<int>(int)"),
+            "thrust::cuda_cub::core::_kernel_agent"
+        );
     }
 }
