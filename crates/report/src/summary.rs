@@ -349,7 +349,7 @@ impl Summarizer {
                     Key::Nvtx => rec
                         .stack
                         .last()
-                        .map_or("", |s| rprof_trace::stock::parse_head(s).name),
+                        .map_or("", |s| rprof_model::stock::parse_head(s).name),
                     Key::OpShape => {
                         self.scratch.clear();
                         if let Some(s) = rec.stack.last() {
@@ -450,7 +450,7 @@ impl Summarizer {
 /// name alone when the marker has no readable `sizes` field.
 fn op_shape(text: &str, out: &mut String) {
     use std::fmt::Write as _;
-    let m = rprof_trace::stock::parse(text);
+    let m = rprof_model::stock::parse(text);
     out.push_str(m.name);
     if let Some(sizes) = m.sizes {
         let _ = write!(out, " {sizes:?}");
