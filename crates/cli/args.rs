@@ -33,6 +33,7 @@ pub enum Command {
     Summary(super::cmd::summary::SummaryArgs),
     Gpu(super::cmd::gpu::GpuArgs),
     Export(super::cmd::export::ExportArgs),
+    Dist(super::cmd::dist::DistArgs),
 }
 
 /// Record line format.

@@ -27,6 +27,7 @@
 
 pub mod chrome;
 pub mod column;
+pub mod dist;
 pub mod gpu;
 pub mod model;
 pub mod printer;
