@@ -190,6 +190,12 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
             kernels
         );
     }
+    if format == OutFormat::Csv && !args.quiet {
+        // the table and JSON carry the notes; CSV has no place for them
+        for n in &report.notes {
+            eprintln!("rprof dist: note: {}", dist::render::esc(n));
+        }
+    }
     let mut w = out::writer(args.output.as_deref())?;
     match format {
         OutFormat::Table => dist::write_table(&mut w, &report)?,

@@ -452,7 +452,9 @@ pub fn to_json(r: &DistReport) -> Value {
 
 /// JSON output.
 pub fn write_json<W: Write>(mut w: W, r: &DistReport) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut w, &to_json(r)).map_err(io::Error::other)?;
+    // to a string first, so that a closed pipe stays an io::Error of its kind
+    let text = serde_json::to_string_pretty(&to_json(r)).map_err(io::Error::other)?;
+    w.write_all(text.as_bytes())?;
     writeln!(w)
 }
 
