@@ -79,7 +79,13 @@ fn rank(doc: &Value, r: u64) -> &Value {
 /// Rank A (pid 100, GPU 0) and rank B (pid 200, GPU 1) in one export:
 /// compute kernels overlapping each other, a communication kernel nested
 /// in another, communication overlapping compute.
-fn two_process_job() -> (JobSynth, Vec<(i64, i64, bool)>, Vec<(i64, i64, bool)>) {
+/// A rank's kernels: (start, end, is communication).
+type Spans = Vec<(i64, i64, bool)>;
+
+/// A Kineto kernel: (name, launch µs, ts µs, dur µs, (nelems, collective)).
+type KKernel<'a> = (&'a str, f64, f64, f64, Option<(i64, &'a str)>);
+
+fn two_process_job() -> (JobSynth, Spans, Spans) {
     let a = vec![
         (10_000, 20_000, false, "gemm_a", 7),
         (15_000, 25_000, false, "gemm_b", 8),
@@ -214,7 +220,7 @@ fn kineto_rank(
     world: i64,
     base_ns: i64,
     pid: u64,
-    kernels: &[(&str, f64, f64, f64, Option<(i64, &str)>)],
+    kernels: &[KKernel<'_>],
     steps: &[(&str, f64, f64)],
 ) -> String {
     let mut ev = Vec::new();

@@ -262,9 +262,7 @@ pub fn build(files: Vec<FileSummary>) -> Result<DistReport, JobError> {
 
     let clock = align(&files);
     let offset = |f: &FileSummary| -> Option<i64> {
-        if clock.method.is_none() {
-            return None;
-        }
+        clock.method.as_ref()?;
         if files.len() == 1 {
             return Some(0);
         }
@@ -293,8 +291,7 @@ pub fn build(files: Vec<FileSummary>) -> Result<DistReport, JobError> {
     let reference = groups.values().flatten().min().copied();
     let mut stragglers = Stragglers::default();
     // per instance transfer times keyed like the collective table
-    let mut row_transfer: BTreeMap<(CollOp, Option<i64>, Option<i64>), (i64, u64)> =
-        BTreeMap::new();
+    let mut row_transfer: BTreeMap<RowKey, (i64, u64)> = BTreeMap::new();
     let mut any_matched = false;
     for (name, members) in &groups {
         let seqs: Vec<Vec<&Coll>> = members
@@ -553,16 +550,18 @@ fn align(files: &[FileSummary]) -> ClockInfo {
     c
 }
 
+/// A row of the collective table: (op, bytes per call, group size).
+type RowKey = (CollOp, Option<i64>, Option<i64>);
+
 type RankRef<'a> = (RankRow, &'a UnitSummary, &'a FileSummary);
 
 fn coll_table(
     ranks: &[RankRef<'_>],
     groups: &BTreeMap<&str, Vec<usize>>,
-    row_transfer: &BTreeMap<(CollOp, Option<i64>, Option<i64>), (i64, u64)>,
+    row_transfer: &BTreeMap<RowKey, (i64, u64)>,
 ) -> Vec<CollRow> {
-    type Key = (CollOp, Option<i64>, Option<i64>);
     // per key: per rank total and count
-    let mut acc: BTreeMap<Key, BTreeMap<usize, (i64, u64)>> = BTreeMap::new();
+    let mut acc: BTreeMap<RowKey, BTreeMap<usize, (i64, u64)>> = BTreeMap::new();
     for (i, (_, u, _)) in ranks.iter().enumerate() {
         for c in &u.colls {
             let n = c

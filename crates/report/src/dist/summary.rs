@@ -380,8 +380,7 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
     let units = units
         .into_iter()
         .map(|((pid, device), mut u)| {
-            u.colls
-                .sort_by(|a, b| (a.start_ns, a.end_ns).cmp(&(b.start_ns, b.end_ns)));
+            u.colls.sort_by_key(|c| (c.start_ns, c.end_ns));
             UnitSummary {
                 pid,
                 device,
