@@ -654,3 +654,38 @@ fn corpus_hta_nccl_one_rank_of_two() {
     assert_eq!(got, sizes);
     assert_eq!(doc["step_spread"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn op_from_the_annotation_around_the_launch() {
+    // rank A's send/recv kernel is launched inside `nccl:all_to_all`
+    // (emit_nvtx text); rank B's is not: the collective table names A's
+    // all_to_all, and matching still pairs them (same kernel)
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("job.sqlite");
+    let mut job = JobSynth::new();
+    job.kernel(100, 0, 20, NCCL_SENDRECV, 10_000, 14_000);
+    job.kernel(200, 1, 20, NCCL_SENDRECV, 11_000, 14_000);
+    // launches are at start − 1000
+    let mut r = rprof_testkit::SynthRange::push("nccl:all_to_all, op_id = 7", 8_500, 9_500);
+    (r.pid, r.tid) = (100, 100);
+    job.synth.ranges.push(r);
+    job.write(&p, None).unwrap();
+    let doc = dist_json(&[&p]);
+    let ops: Vec<(String, u64)> = doc["collectives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["op"].as_str().unwrap().to_owned(),
+                c["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        [("all_to_all".to_owned(), 1), ("send_recv".to_owned(), 1)]
+    );
+    assert_eq!(rank(&doc, 0)["comm_wait_ns"], 1_000);
+    assert_eq!(rank(&doc, 1)["comm_transfer_ns"], 3_000);
+}

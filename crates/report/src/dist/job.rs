@@ -328,12 +328,14 @@ pub fn build(files: Vec<FileSummary>) -> Result<DistReport, JobError> {
             ))
         } else {
             (0..counts[0])
-                .find(|&k| seqs.iter().any(|s| s[k].op != seqs[0][k].op))
+                .find(|&k| seqs.iter().any(|s| s[k].kernel_op != seqs[0][k].kernel_op))
                 .map(|k| {
                     let ops: Vec<String> = members
                         .iter()
                         .zip(&seqs)
-                        .map(|(&i, s)| format!("rank {}: {}", ranks[i].0.rank, s[k].op.as_str()))
+                        .map(|(&i, s)| {
+                            format!("rank {}: {}", ranks[i].0.rank, s[k].kernel_op.as_str())
+                        })
                         .collect();
                     format!(
                         "collective #{} is not the same operation on every rank ({})",

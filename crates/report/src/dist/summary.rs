@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use regex::Regex;
 use rprof_model::interval::Intervals;
-use rprof_model::{ClockOrigin, DistInfo, Kernel, Source, Trace};
+use rprof_model::{ClockOrigin, CommArgs, DistInfo, FastMap, Kernel, Source, ThreadKey, Trace};
 
 /// The collective operations of the collective table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,8 +127,13 @@ pub struct Coll {
     /// profiler names), else `default` (all of the rank's communication
     /// kernels).
     pub group: String,
-    /// Operation.
+    /// Operation: from the collective's name in the trace (the kernel's
+    /// arguments, the `nccl:*` annotation or operator around its launch),
+    /// else from the kernel name.
     pub op: CollOp,
+    /// Operation as the kernel name tells (the same rule on every rank:
+    /// what matching compares).
+    pub kernel_op: CollOp,
     /// GPU start, ns, on the file's clock.
     pub start_ns: i64,
     /// GPU end, ns.
@@ -282,10 +287,22 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
     pids.dedup();
     let only_pid = if pids.len() == 1 { Some(pids[0]) } else { None };
 
-    // step ranges per process, in start order
+    // step ranges per process, in start order; communication ranges
+    // (`nccl:*` annotations, operators with collective arguments) per thread
     let mut step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>> = BTreeMap::new();
-    for r in &trace.ranges {
+    let mut comm_ranges: FastMap<ThreadKey, Vec<(i64, i64, usize)>> = FastMap::default();
+    for (i, r) in trace.ranges.iter().enumerate() {
         let name = trace.range_name(r);
+        let has_args = trace
+            .range_meta
+            .get(&r.text)
+            .is_some_and(|m| m.comm.is_some());
+        if has_args || name.starts_with("nccl:") {
+            comm_ranges
+                .entry(r.thread)
+                .or_default()
+                .push((r.start_ns, r.end_ns, i));
+        }
         if let Some(m) = steps.find(name) {
             let pid = trace.thread_id(r.thread).pid;
             step_ranges.entry(pid).or_default().push((
@@ -300,6 +317,9 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
         // one range per step name: the first (re-entered names are rare)
         let mut seen = std::collections::HashSet::new();
         v.retain(|s| seen.insert(s.2.clone()));
+    }
+    for v in comm_ranges.values_mut() {
+        v.sort_unstable();
     }
     let all_steps: Vec<(i64, i64, String)> = {
         let mut v: Vec<_> = step_ranges.values().flatten().cloned().collect();
@@ -352,12 +372,24 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
             }
         }
         if comm {
-            let args = k.kineto.as_ref().and_then(|x| x.comm.as_deref());
+            let kernel_op = CollOp::classify(name);
+            // the kernel's own collective arguments, else those of the
+            // operator or `nccl:*` annotation around its launch
+            let around = enclosing_comm(trace, &comm_ranges, k);
+            let args = k
+                .kineto
+                .as_ref()
+                .and_then(|x| x.comm.as_deref())
+                .or(around.args);
             let op_name = args
                 .and_then(|a| a.collective)
                 .map(|c| trace.strings.get(c))
                 .filter(|s| CollOp::classify(s) != CollOp::Other);
-            let op = CollOp::classify(op_name.unwrap_or(name));
+            let op = match (op_name, around.op) {
+                (Some(n), _) => CollOp::classify(n),
+                (None, Some(op)) => op,
+                (None, None) => kernel_op,
+            };
             let group = match args.and_then(|a| a.pg_name) {
                 Some(pg) => format!("pg {}", trace.strings.get(pg)),
                 None => "default".to_owned(),
@@ -370,6 +402,7 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
             unit.colls.push(Coll {
                 group,
                 op,
+                kernel_op,
                 start_ns: k.start_ns,
                 end_ns: k.end_ns,
                 bytes,
@@ -411,6 +444,65 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
         zero_length,
         notes: trace.notes.clone(),
     }
+}
+
+/// What the ranges around a kernel's launch say about its collective.
+#[derive(Default)]
+struct Around<'t> {
+    args: Option<&'t CommArgs>,
+    op: Option<CollOp>,
+}
+
+/// How many enclosing candidates to look at, innermost first (collective
+/// operators nest a level or two deep; this bounds hostile nesting).
+const MAX_ENCLOSING: usize = 16;
+
+/// The innermost communication ranges on the launching thread that hold
+/// the launch: the first with collective arguments, and the first whose
+/// name (`nccl:all_to_all, op_id = 7`) or arguments name the operation.
+fn enclosing_comm<'t>(
+    trace: &'t Trace,
+    comm_ranges: &FastMap<ThreadKey, Vec<(i64, i64, usize)>>,
+    k: &Kernel,
+) -> Around<'t> {
+    let mut out = Around::default();
+    let Some(l) = k.launch.and_then(|i| trace.launches.get(i as usize)) else {
+        return out;
+    };
+    let Some(v) = comm_ranges.get(&l.thread) else {
+        return out;
+    };
+    let t = l.start_ns;
+    let end = v.partition_point(|r| r.0 <= t);
+    for &(_, e, i) in v[..end].iter().rev().take(MAX_ENCLOSING) {
+        if e < t {
+            continue;
+        }
+        let Some(r) = trace.ranges.get(i) else {
+            continue;
+        };
+        let args = trace
+            .range_meta
+            .get(&r.text)
+            .and_then(|m| m.comm.as_deref());
+        if out.args.is_none() {
+            out.args = args;
+        }
+        if out.op.is_none() {
+            let from_args = args
+                .and_then(|a| a.collective)
+                .map(|c| CollOp::classify(trace.strings.get(c)));
+            let name = trace.range_name(r);
+            let from_name = name
+                .strip_prefix("nccl:")
+                .map(|n| CollOp::classify(n.split(',').next().unwrap_or(n)));
+            out.op = from_args.or(from_name).filter(|op| *op != CollOp::Other);
+        }
+        if out.args.is_some() && out.op.is_some() {
+            break;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
