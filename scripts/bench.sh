@@ -26,7 +26,8 @@
 # Options:
 #   --quick          only the ~1 M-kernel file (same as --copies 250) and
 #                    the 8-rank dist case
-#   --copies "N..."  scale factors to measure (default "250 750")
+#   --copies "N..."  scale factors to measure (default "250 750"; "" measures
+#                    only the dist case)
 #   --runs N         rounds, i.e. runs per command (default 5; plus 1 warm-up)
 #   --source FILE    the nsys export to scale (default: rprof-gen's default,
 #                    fixtures/nsys-ai/mfu_2gpu_before.sqlite or the corpus)
@@ -58,7 +59,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --quick) copies_list=250; dist_list=8 ;;
         --dist) dist_list=${2?--dist needs a list}; shift ;;
-        --copies) copies_list=${2:?--copies needs a list}; shift ;;
+        --copies) copies_list=${2?--copies needs a list}; shift ;;
         --runs) runs=${2:?--runs needs a number}; shift ;;
         --source) source=${2:?--source needs a file}; shift ;;
         --regen) regen=1 ;;
