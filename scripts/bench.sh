@@ -24,12 +24,19 @@
 #    (times-x*.tsv) and the summary (summary.txt) in BENCH_DIR.
 #
 # Options:
-#   --quick          only the ~1 M-kernel file (same as --copies 250)
-#   --copies "N..."  scale factors to measure (default "250 750")
+#   --quick          only the ~1 M-kernel file (same as --copies 250) and
+#                    the 8-rank dist case
+#   --copies "N..."  scale factors to measure (default "250 750"; "" measures
+#                    only the dist case)
 #   --runs N         rounds, i.e. runs per command (default 5; plus 1 warm-up)
 #   --source FILE    the nsys export to scale (default: rprof-gen's default,
 #                    fixtures/nsys-ai/mfu_2gpu_before.sqlite or the corpus)
 #   --regen          regenerate the scaled files
+#   --dist "N..."    rank counts of the `rprof dist` case (default "8 64"; ""
+#                    skips it): N rank files of ~125 k kernels each (31
+#                    copies of the source; each file is one export holding
+#                    its two processes), against `rprof parse` on the ~1 M
+#                    kernel file (250 copies); wall time and peak RSS
 #   --rprof BIN      measure this rprof binary (e.g. a saved build of another
 #                    commit) instead of the one built here
 #   --nice N         run the measured commands under `nice -n N` (e.g. -10 as
@@ -42,6 +49,7 @@ set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 
 copies_list="250 750"
+dist_list="8 64"
 runs=5
 regen=0
 source=""
@@ -49,8 +57,9 @@ nice_n=""
 rprof_bin=""
 while [ $# -gt 0 ]; do
     case $1 in
-        --quick) copies_list=250 ;;
-        --copies) copies_list=${2:?--copies needs a list}; shift ;;
+        --quick) copies_list=250; dist_list=8 ;;
+        --dist) dist_list=${2?--dist needs a list}; shift ;;
+        --copies) copies_list=${2?--copies needs a list}; shift ;;
         --runs) runs=${2:?--runs needs a number}; shift ;;
         --source) source=${2:?--source needs a file}; shift ;;
         --regen) regen=1 ;;
@@ -303,4 +312,49 @@ for n in "${copies[@]}"; do
         say "  prof: not measured (rprof prof --csv does not work in this build)"
     fi
 done
-log "summary: $report; every run: $bench/times-x*.tsv"
+# --- rprof dist: N rank files of ~125 k kernels vs parse of ~1 M -----------
+# Issue #11: 8 files (1 M kernels in all) in at most 1.2x the time of
+# `rprof parse` on one 1 M-kernel file, peak RSS < 1 GB; 64 files (8 M
+# kernels), peak RSS < 2 GB. The rank files are symbolic links to one
+# 31-copy export (the page cache holds it once, as it would hold a
+# job's files after the first read).
+read -r -a dists <<<"$dist_list"
+if [ "${#dists[@]}" -gt 0 ]; then
+    rankfile=$bench/mfu_x31.sqlite
+    generate "$rankfile" 31
+    big=$bench/mfu_x250.sqlite
+    generate "$big" 250
+    rk=$(sqlite3 -readonly "$rankfile" 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL')
+    for n in "${dists[@]}"; do
+        d=$bench/dist$n
+        mkdir -p "$d"
+        files=()
+        for ((i = 0; i < n; i++)); do
+            ln -sf "$rankfile" "$d/rank$i.sqlite"
+            files+=("$(q "$d/rank$i.sqlite")")
+        done
+        tsv=$bench/times-dist$n.tsv
+        : >"$tsv"
+        log "measuring rprof dist on $n rank files of $rk kernels"
+        rounds "$tsv" \
+            parse-1M "$(q "$rprof") parse -q $(q "$big") > /dev/null" \
+            dist "$(q "$rprof") dist -q ${files[*]} > /dev/null" \
+            dist-json "$(q "$rprof") dist -q --json ${files[*]} > /dev/null"
+        rss_dist=$(peak_rss_mb 1 "$rprof" dist -q "${d}"/rank*.sqlite)
+        say ""
+        say "== rprof dist: $n rank files x $rk kernels ($((n * rk)) kernels) =="
+        for name in parse-1M dist dist-json; do
+            read -r wm wmin wmax < <(stats "$tsv" "$name" 2)
+            printf '  %-15s wall median %8.3f  min %8.3f  max %8.3f\n' "$name" "$wm" "$wmin" "$wmax" |
+                tee -a "$report"
+        done
+        rt=$((n <= 8 ? 1000 : 2000))
+        awk -v d="$(med "$tsv" dist)" -v p="$(med "$tsv" parse-1M)" -v n="$n" -v rss="$rss_dist" -v rt="$rt" 'BEGIN {
+            r = d / p
+            if (n <= 8) printf "  dist / parse-1M     %.2fx (target <= 1.2x: %s)\n", r, (r <= 1.2 ? "met" : "missed")
+            else printf "  dist / parse-1M     %.2fx\n", r
+            printf "  peak RSS dist       %d MB (target < %d MB: %s)\n", rss, rt, (rss < rt ? "met" : "missed")
+        }' | tee -a "$report"
+    done
+fi
+log "summary: $report; every run: $bench/times-x*.tsv, times-dist*.tsv"

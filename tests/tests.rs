@@ -5,6 +5,7 @@
 mod util;
 
 mod comparisons;
+mod dist;
 mod export;
 mod gpu;
 mod kineto;

@@ -34,6 +34,7 @@ pub enum Command {
     Gpu(super::cmd::gpu::GpuArgs),
     Export(super::cmd::export::ExportArgs),
     Report(super::cmd::report::ReportArgs),
+    Dist(super::cmd::dist::DistArgs),
 }
 
 /// Record line format.

@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         args::Command::Gpu(a) => cmd::gpu::run(&a),
         args::Command::Export(a) => cmd::export::run(&a),
         args::Command::Report(a) => cmd::report::run(&a),
+        args::Command::Dist(a) => cmd::dist::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

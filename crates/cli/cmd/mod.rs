@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod dist;
 pub mod export;
 pub mod gpu;
 pub mod parse;

@@ -29,6 +29,7 @@
 
 pub mod chrome;
 pub mod column;
+pub mod dist;
 pub mod gpu;
 pub mod html;
 pub mod model;

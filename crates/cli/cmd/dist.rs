@@ -1,0 +1,214 @@
+//! `rprof dist`: the distributed view over a whole training job.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use rprof_report::dist::{self, CsvTable};
+use rprof_trace::read::{self, ReadOptions};
+
+use crate::out::{self, UsageError};
+
+/// Most files a job may have (directory listings included).
+const MAX_FILES: usize = 65_536;
+/// Longest step pattern.
+const MAX_PATTERN: usize = 1_000;
+
+/// The distributed view of a training job: per rank compute, communication,
+/// overlap, idle, wait vs transfer, collectives, stragglers, steps.
+///
+/// One row per GPU of each process (rank from the PyTorch profiler's
+/// `distributedInfo`, else the process order in one file, else the file
+/// order). Per rank, of its span (first kernel start to last kernel end on
+/// its GPU): busy (union of all kernels), compute (union of the
+/// non-communication kernels), communication (union of the NCCL/RCCL
+/// kernels), overlap (compute ∩ communication), idle (span − busy); the
+/// TensorBoard plugin's and HTA's figures; wait vs transfer of the
+/// collectives matched across ranks (the i-th of each communicator on each
+/// rank; transfer = the shortest matched duration, wait = own − shortest;
+/// null when they cannot be matched). Then the collective table with
+/// nccl-tests' algorithm and bus bandwidths, who arrives last at the
+/// collectives (only when the files' clocks can be aligned), and the same
+/// breakdown per step. Files are read in parallel and each is reduced to
+/// its ranks' figures before the next is read. See docs/reports.md, `dist`.
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct DistArgs {
+    /// Profiles of one job: nsys exports (one per rank, or one with several
+    /// processes or GPUs), PyTorch-profiler traces, or directories of them
+    /// (`*.json`, `*.json.gz`, `*.sqlite`, in name order).
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutFormat::Table)]
+    pub format: OutFormat,
+
+    /// Shorthand for `--format csv`.
+    #[arg(long, conflicts_with_all = ["json", "format"])]
+    pub csv: bool,
+
+    /// Shorthand for `--format json`: one document `{"ranks", "collectives",
+    /// "steps", …}`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Which table CSV output holds.
+    #[arg(long, value_enum, value_name = "TABLE", default_value_t = TableArg::Ranks)]
+    pub table: TableArg,
+
+    /// Steps: ranges (NVTX or PyTorch-profiler annotations) whose name
+    /// matches this regular expression; the matched text names the step
+    /// across ranks.
+    #[arg(long, value_name = "REGEX", default_value = r"ProfilerStep#\d+")]
+    pub step: String,
+
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Nothing on stderr but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutFormat {
+    /// Tables for people.
+    Table,
+    /// CSV (one table: see --table).
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+/// The table CSV output holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TableArg {
+    /// One row per rank.
+    Ranks,
+    /// One row per collective kind and size.
+    Collectives,
+    /// One row per step and rank.
+    Steps,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  rprof dist rank0.sqlite rank1.sqlite rank2.sqlite rank3.sqlite
+  rprof dist traces/                       # PyTorch-profiler rank traces
+  rprof dist job.sqlite                    # one export, several processes or GPUs
+  rprof dist traces/ --json | jq '.ranks[] | {rank, comm_wait_ns}'
+  rprof dist traces/ --csv --table collectives
+  rprof dist traces/ --step 'ProfilerStep#\\d+'";
+
+/// Profiles in a directory: `*.json`, `*.json.gz`, `*.sqlite`, by name.
+fn expand(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p)
+                .with_context(|| format!("{}: cannot list the directory", p.display()))?;
+            let mut found = Vec::new();
+            for e in rd {
+                let e = e.with_context(|| format!("{}: cannot list the directory", p.display()))?;
+                let name = e.file_name().to_string_lossy().to_ascii_lowercase();
+                let wanted = [".json", ".json.gz", ".sqlite"]
+                    .iter()
+                    .any(|s| name.ends_with(s));
+                if wanted && !e.path().is_dir() {
+                    found.push(e.path());
+                }
+                if found.len() > MAX_FILES {
+                    break;
+                }
+            }
+            if found.is_empty() {
+                anyhow::bail!(
+                    "{}: no profiles in this directory (*.json, *.json.gz, *.sqlite)",
+                    p.display()
+                );
+            }
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+        if out.len() > MAX_FILES {
+            anyhow::bail!("more than {MAX_FILES} profiles: not one job rprof can read");
+        }
+    }
+    Ok(out)
+}
+
+fn read_one(path: &Path, index: usize, step: &regex::Regex) -> anyhow::Result<dist::FileSummary> {
+    let trace = read::read(path, ReadOptions::default())?;
+    Ok(dist::summarize(&trace, index, step))
+}
+
+pub fn run(args: &DistArgs) -> anyhow::Result<()> {
+    if args.step.len() > MAX_PATTERN {
+        return Err(UsageError(format!("--step: longer than {MAX_PATTERN} characters")).into());
+    }
+    let step = regex::RegexBuilder::new(&args.step)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| UsageError(format!("--step: not a regular expression: {e}")))?;
+    let format = if args.csv {
+        OutFormat::Csv
+    } else if args.json {
+        OutFormat::Json
+    } else {
+        args.format
+    };
+    let files = expand(&args.inputs)?;
+    // read in parallel; each worker reduces its file to the ranks' figures
+    // and drops the trace before taking the next file
+    let results: Vec<anyhow::Result<dist::FileSummary>> = files
+        .par_iter()
+        .enumerate()
+        .map(|(i, f)| read_one(f, i, &step))
+        .collect();
+    let mut summaries = Vec::with_capacity(results.len());
+    for r in results {
+        summaries.push(r?);
+    }
+    let kernels: u64 = summaries
+        .iter()
+        .flat_map(|f| &f.units)
+        .map(|u| u.all.kernels)
+        .sum();
+    let report = dist::build(summaries)?;
+    if !args.quiet {
+        eprintln!(
+            "rprof dist: {} files, {} ranks, {} kernels",
+            report.files.len(),
+            report.ranks.len(),
+            kernels
+        );
+    }
+    if format == OutFormat::Csv && !args.quiet {
+        // the table and JSON carry the notes; CSV has no place for them
+        for n in &report.notes {
+            eprintln!("rprof dist: note: {}", dist::render::esc(n));
+        }
+    }
+    let mut w = out::writer(args.output.as_deref())?;
+    match format {
+        OutFormat::Table => dist::write_table(&mut w, &report)?,
+        OutFormat::Json => dist::write_json(&mut w, &report)?,
+        OutFormat::Csv => {
+            let t = match args.table {
+                TableArg::Ranks => CsvTable::Ranks,
+                TableArg::Collectives => CsvTable::Collectives,
+                TableArg::Steps => CsvTable::Steps,
+            };
+            dist::write_csv(&mut w, &report, t)?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}

@@ -1,0 +1,542 @@
+//! One profile reduced to per-rank summaries: the numbers `rprof dist`
+//! needs from each (process, GPU) of a file, small enough that a job of
+//! many ranks never holds all kernels at once. The caller drops the trace
+//! as soon as [`summarize`] returns.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use regex::Regex;
+use rprof_model::interval::Intervals;
+use rprof_model::{ClockOrigin, CommArgs, DistInfo, FastMap, Kernel, Source, ThreadKey, Trace};
+
+/// The collective operations of the collective table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CollOp {
+    /// all_reduce.
+    AllReduce,
+    /// all_gather.
+    AllGather,
+    /// reduce_scatter.
+    ReduceScatter,
+    /// broadcast.
+    Broadcast,
+    /// reduce.
+    Reduce,
+    /// all_to_all.
+    AllToAll,
+    /// send/recv (point to point; NCCL's `SendRecv` kernel).
+    SendRecv,
+    /// A communication kernel whose operation the name does not tell.
+    Other,
+}
+
+impl CollOp {
+    /// From a collective's name (`allreduce`, `_allgather_base`,
+    /// `reduce_scatter`) or an NCCL kernel name
+    /// (`ncclKernel_AllReduce_RING_LL_Sum_float`, `ncclDevKernel_SendRecv`).
+    pub fn classify(name: &str) -> CollOp {
+        let l: String = name
+            .chars()
+            .filter(|c| *c != '_' && *c != ' ')
+            .flat_map(char::to_lowercase)
+            .collect();
+        if l.contains("allreduce") {
+            CollOp::AllReduce
+        } else if l.contains("reducescatter") {
+            CollOp::ReduceScatter
+        } else if l.contains("allgather") {
+            CollOp::AllGather
+        } else if l.contains("alltoall") {
+            CollOp::AllToAll
+        } else if l.contains("broadcast") || l.contains("bcast") {
+            CollOp::Broadcast
+        } else if l.contains("sendrecv") || l.contains("send") || l.contains("recv") {
+            CollOp::SendRecv
+        } else if l.contains("reduce") {
+            CollOp::Reduce
+        } else {
+            CollOp::Other
+        }
+    }
+
+    /// Name in the reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CollOp::AllReduce => "all_reduce",
+            CollOp::AllGather => "all_gather",
+            CollOp::ReduceScatter => "reduce_scatter",
+            CollOp::Broadcast => "broadcast",
+            CollOp::Reduce => "reduce",
+            CollOp::AllToAll => "all_to_all",
+            CollOp::SendRecv => "send_recv",
+            CollOp::Other => "other",
+        }
+    }
+
+    /// nccl-tests' bus-bandwidth factor for `n` ranks (PERFORMANCE.md of
+    /// nccl-tests): all_reduce 2(n−1)/n; all_gather, reduce_scatter and
+    /// all_to_all (n−1)/n; broadcast, reduce and send/recv 1. `None` when
+    /// it needs `n` and `n` is unknown, or for unknown operations.
+    pub fn bus_factor(self, n: Option<i64>) -> Option<f64> {
+        let frac = |k: f64| {
+            n.filter(|n| *n >= 1)
+                .map(|n| k * (n as f64 - 1.0) / n as f64)
+        };
+        match self {
+            CollOp::AllReduce => frac(2.0),
+            CollOp::AllGather | CollOp::ReduceScatter | CollOp::AllToAll => frac(1.0),
+            CollOp::Broadcast | CollOp::Reduce | CollOp::SendRecv => Some(1.0),
+            CollOp::Other => None,
+        }
+    }
+}
+
+/// Whether a kernel is a communication kernel: its name (without a leading
+/// `void `) starts with `nccl` or `rccl`, any case, or the profiler
+/// recorded collective arguments on it.
+pub fn is_comm_kernel(name: &str, k: &Kernel) -> bool {
+    if k.kineto.as_ref().is_some_and(|x| x.comm.is_some()) {
+        return true;
+    }
+    let n = name.trim_start();
+    let n = n.strip_prefix("void ").unwrap_or(n).trim_start();
+    let head = n.get(..4).unwrap_or("");
+    head.eq_ignore_ascii_case("nccl") || head.eq_ignore_ascii_case("rccl")
+}
+
+/// Bytes of one element of a PyTorch dtype as the profiler names it.
+pub fn dtype_bytes(dtype: &str) -> Option<i64> {
+    let d = dtype.to_ascii_lowercase();
+    let d = d.trim_start_matches("torch.");
+    Some(match d {
+        "float" | "float32" | "int" | "int32" | "uint32" => 4,
+        "double" | "float64" | "long" | "int64" | "uint64" | "complexfloat" | "complex64" => 8,
+        "complexdouble" | "complex128" => 16,
+        "half" | "float16" | "bfloat16" | "short" | "int16" | "uint16" => 2,
+        "byte" | "uint8" | "char" | "int8" | "bool" => 1,
+        _ if d.starts_with("float8") => 1,
+        _ => return None,
+    })
+}
+
+/// One communication kernel of a rank, in its start order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Coll {
+    /// Communicator it belongs to: `pg NAME` (the process group the
+    /// profiler names), else `default` (all of the rank's communication
+    /// kernels).
+    pub group: String,
+    /// Operation: from the collective's name in the trace (the kernel's
+    /// arguments, the `nccl:*` annotation or operator around its launch),
+    /// else from the kernel name.
+    pub op: CollOp,
+    /// Operation as the kernel name tells (the same rule on every rank:
+    /// what matching compares).
+    pub kernel_op: CollOp,
+    /// GPU start, ns, on the file's clock.
+    pub start_ns: i64,
+    /// GPU end, ns.
+    pub end_ns: i64,
+    /// Bytes per call (nccl-tests' size: max of input and output elements ×
+    /// element size), when the trace says.
+    pub bytes: Option<i64>,
+    /// Ranks in the communicator, when the trace says.
+    pub group_size: Option<i64>,
+}
+
+impl Coll {
+    /// Duration, ns (0 when the file says `end <= start`).
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns.saturating_sub(self.start_ns).max(0)
+    }
+}
+
+/// Busy, compute, communication and overlap of a set of kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// Kernels.
+    pub kernels: u64,
+    /// Communication kernels among them.
+    pub comm_kernels: u64,
+    /// First kernel start and last kernel end.
+    pub span: Option<(i64, i64)>,
+    /// Union of all kernels, ns.
+    pub busy_ns: i64,
+    /// Union of the non-communication kernels, ns.
+    pub compute_ns: i64,
+    /// Union of the communication kernels, ns.
+    pub comm_ns: i64,
+    /// compute ∩ communication, ns.
+    pub overlap_ns: i64,
+}
+
+impl Breakdown {
+    /// Last end − first start (0 without kernels).
+    pub fn span_ns(&self) -> i64 {
+        self.span.map_or(0, |(s, e)| e.saturating_sub(s))
+    }
+
+    /// span − busy.
+    pub fn idle_ns(&self) -> i64 {
+        self.span_ns().saturating_sub(self.busy_ns)
+    }
+}
+
+/// Kernel intervals on their way to a [`Breakdown`].
+#[derive(Default)]
+struct Acc {
+    kernels: u64,
+    comm_kernels: u64,
+    span: Option<(i64, i64)>,
+    compute: Vec<(i64, i64)>,
+    comm: Vec<(i64, i64)>,
+}
+
+impl Acc {
+    fn add(&mut self, start: i64, end: i64, comm: bool) {
+        self.kernels += 1;
+        let end = end.max(start);
+        self.span = Some(match self.span {
+            Some((s, e)) => (s.min(start), e.max(end)),
+            None => (start, end),
+        });
+        if comm {
+            self.comm_kernels += 1;
+            self.comm.push((start, end));
+        } else {
+            self.compute.push((start, end));
+        }
+    }
+
+    fn finish(self) -> Breakdown {
+        let compute = Intervals::from_unsorted(self.compute);
+        let comm = Intervals::from_unsorted(self.comm);
+        Breakdown {
+            kernels: self.kernels,
+            comm_kernels: self.comm_kernels,
+            span: self.span,
+            busy_ns: compute.union(&comm).total(),
+            compute_ns: compute.total(),
+            comm_ns: comm.total(),
+            overlap_ns: compute.intersect(&comm).total(),
+        }
+    }
+}
+
+/// One step of one rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepSummary {
+    /// The step's name (the text the step pattern matched).
+    pub name: String,
+    /// CPU range start, ns (file clock).
+    pub start_ns: i64,
+    /// CPU range end, ns.
+    pub end_ns: i64,
+    /// The kernels launched inside the step.
+    pub gpu: Breakdown,
+}
+
+/// One (process, GPU) of a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnitSummary {
+    /// Process, when known.
+    pub pid: Option<u64>,
+    /// Device ordinal (−1 for a file without kernels).
+    pub device: i64,
+    /// The whole-capture breakdown.
+    pub all: Breakdown,
+    /// Communication kernels in start order.
+    pub colls: Vec<Coll>,
+    /// Steps, in start order (empty when the trace has none).
+    pub steps: Vec<StepSummary>,
+    /// Kernels launched outside every step (when there are steps).
+    pub outside_steps: u64,
+}
+
+/// One file reduced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileSummary {
+    /// The file.
+    pub file: PathBuf,
+    /// Position on the command line (after directory expansion).
+    pub index: usize,
+    /// Which profiler wrote it.
+    pub source: Source,
+    /// Where its time zero is.
+    pub clock: Option<ClockOrigin>,
+    /// What it says about the job.
+    pub dist: Option<DistInfo>,
+    /// Its (process, GPU) units, by (pid, device); empty when the file has
+    /// no kernels.
+    pub units: Vec<UnitSummary>,
+    /// Kernels with end ≤ start (kept, zero length in the unions).
+    pub zero_length: u64,
+    /// The reader's notes.
+    pub notes: Vec<String>,
+}
+
+/// Reduce a trace to its units. `steps` finds step ranges by name: the
+/// matched text is the step's name, so `ProfilerStep#3, op_id = 9` and
+/// `ProfilerStep#3` are the same step.
+pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
+    // Kernels whose process the trace does not tell (Kineto kernels with no
+    // launch row) belong to the file's only launching process, if there is one.
+    let mut pids: Vec<u64> = trace.launches.iter().map(|l| l.pid).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let only_pid = if pids.len() == 1 { Some(pids[0]) } else { None };
+
+    // step ranges per process, in start order; communication ranges
+    // (`nccl:*` annotations, operators with collective arguments) per thread
+    let mut step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>> = BTreeMap::new();
+    let mut comm_ranges: FastMap<ThreadKey, Vec<(i64, i64, usize)>> = FastMap::default();
+    for (i, r) in trace.ranges.iter().enumerate() {
+        let name = trace.range_name(r);
+        let has_args = trace
+            .range_meta
+            .get(&r.text)
+            .is_some_and(|m| m.comm.is_some());
+        if has_args || name.starts_with("nccl:") {
+            comm_ranges
+                .entry(r.thread)
+                .or_default()
+                .push((r.start_ns, r.end_ns, i));
+        }
+        if let Some(m) = steps.find(name) {
+            let pid = trace.thread_id(r.thread).pid;
+            step_ranges.entry(pid).or_default().push((
+                r.start_ns,
+                r.end_ns.max(r.start_ns),
+                m.as_str().to_owned(),
+            ));
+        }
+    }
+    for v in step_ranges.values_mut() {
+        v.sort();
+        // one range per step name: the first (re-entered names are rare)
+        let mut seen = std::collections::HashSet::new();
+        v.retain(|s| seen.insert(s.2.clone()));
+    }
+    for v in comm_ranges.values_mut() {
+        v.sort_unstable();
+    }
+    let all_steps: Vec<(i64, i64, String)> = {
+        let mut v: Vec<_> = step_ranges.values().flatten().cloned().collect();
+        v.sort();
+        let mut seen = std::collections::HashSet::new();
+        v.retain(|s| seen.insert(s.2.clone()));
+        v
+    };
+
+    struct UnitAcc<'a> {
+        all: Acc,
+        colls: Vec<Coll>,
+        steps: &'a [(i64, i64, String)],
+        step_acc: Vec<Acc>,
+        outside: u64,
+    }
+    let mut units: BTreeMap<(Option<u64>, i64), UnitAcc<'_>> = BTreeMap::new();
+    let mut zero_length = 0u64;
+    for k in &trace.kernels {
+        let pid = trace.kernel_pid(k).or(only_pid);
+        let unit = units.entry((pid, k.device)).or_insert_with(|| {
+            let steps: &[(i64, i64, String)] = match pid {
+                Some(p) => step_ranges.get(&p).map_or(&[], |v| v.as_slice()),
+                None => &all_steps,
+            };
+            UnitAcc {
+                all: Acc::default(),
+                colls: Vec::new(),
+                steps,
+                step_acc: (0..steps.len()).map(|_| Acc::default()).collect(),
+                outside: 0,
+            }
+        });
+        if k.end_ns <= k.start_ns {
+            zero_length += 1;
+        }
+        let name = trace.strings.get(k.name);
+        let comm = is_comm_kernel(name, k);
+        unit.all.add(k.start_ns, k.end_ns, comm);
+        if !unit.steps.is_empty() {
+            // the step whose CPU range holds the launch (else the GPU start)
+            let t = k
+                .launch
+                .and_then(|i| trace.launches.get(i as usize))
+                .map_or(k.start_ns, |l| l.start_ns);
+            let i = unit.steps.partition_point(|s| s.0 <= t);
+            match i.checked_sub(1) {
+                Some(j) if t <= unit.steps[j].1 => unit.step_acc[j].add(k.start_ns, k.end_ns, comm),
+                _ => unit.outside += 1,
+            }
+        }
+        if comm {
+            let kernel_op = CollOp::classify(name);
+            // the kernel's own collective arguments, else those of the
+            // operator or `nccl:*` annotation around its launch
+            let around = enclosing_comm(trace, &comm_ranges, k);
+            let args = k
+                .kineto
+                .as_ref()
+                .and_then(|x| x.comm.as_deref())
+                .or(around.args);
+            let op_name = args
+                .and_then(|a| a.collective)
+                .map(|c| trace.strings.get(c))
+                .filter(|s| CollOp::classify(s) != CollOp::Other);
+            let op = match (op_name, around.op) {
+                (Some(n), _) => CollOp::classify(n),
+                (None, Some(op)) => op,
+                (None, None) => kernel_op,
+            };
+            let group = match args.and_then(|a| a.pg_name) {
+                Some(pg) => format!("pg {}", trace.strings.get(pg)),
+                None => "default".to_owned(),
+            };
+            let bytes = args.and_then(|a| {
+                let n = a.in_nelems.into_iter().chain(a.out_nelems).max()?;
+                let size = dtype_bytes(trace.strings.get(a.dtype?))?;
+                n.checked_mul(size).filter(|b| *b >= 0)
+            });
+            unit.colls.push(Coll {
+                group,
+                op,
+                kernel_op,
+                start_ns: k.start_ns,
+                end_ns: k.end_ns,
+                bytes,
+                group_size: args.and_then(|a| a.group_size),
+            });
+        }
+    }
+    let units = units
+        .into_iter()
+        .map(|((pid, device), mut u)| {
+            u.colls.sort_by_key(|c| (c.start_ns, c.end_ns));
+            UnitSummary {
+                pid,
+                device,
+                all: u.all.finish(),
+                colls: u.colls,
+                steps: u
+                    .steps
+                    .iter()
+                    .zip(u.step_acc)
+                    .map(|((s, e, n), acc)| StepSummary {
+                        name: n.clone(),
+                        start_ns: *s,
+                        end_ns: *e,
+                        gpu: acc.finish(),
+                    })
+                    .collect(),
+                outside_steps: u.outside,
+            }
+        })
+        .collect();
+    FileSummary {
+        file: trace.path.clone(),
+        index,
+        source: trace.source,
+        clock: trace.clock.clone(),
+        dist: trace.dist.clone(),
+        units,
+        zero_length,
+        notes: trace.notes.clone(),
+    }
+}
+
+/// What the ranges around a kernel's launch say about its collective.
+#[derive(Default)]
+struct Around<'t> {
+    args: Option<&'t CommArgs>,
+    op: Option<CollOp>,
+}
+
+/// How many enclosing candidates to look at, innermost first (collective
+/// operators nest a level or two deep; this bounds hostile nesting).
+const MAX_ENCLOSING: usize = 16;
+
+/// The innermost communication ranges on the launching thread that hold
+/// the launch: the first with collective arguments, and the first whose
+/// name (`nccl:all_to_all, op_id = 7`) or arguments name the operation.
+fn enclosing_comm<'t>(
+    trace: &'t Trace,
+    comm_ranges: &FastMap<ThreadKey, Vec<(i64, i64, usize)>>,
+    k: &Kernel,
+) -> Around<'t> {
+    let mut out = Around::default();
+    let Some(l) = k.launch.and_then(|i| trace.launches.get(i as usize)) else {
+        return out;
+    };
+    let Some(v) = comm_ranges.get(&l.thread) else {
+        return out;
+    };
+    let t = l.start_ns;
+    let end = v.partition_point(|r| r.0 <= t);
+    for &(_, e, i) in v[..end].iter().rev().take(MAX_ENCLOSING) {
+        if e < t {
+            continue;
+        }
+        let Some(r) = trace.ranges.get(i) else {
+            continue;
+        };
+        let args = trace
+            .range_meta
+            .get(&r.text)
+            .and_then(|m| m.comm.as_deref());
+        if out.args.is_none() {
+            out.args = args;
+        }
+        if out.op.is_none() {
+            let from_args = args
+                .and_then(|a| a.collective)
+                .map(|c| CollOp::classify(trace.strings.get(c)));
+            let name = trace.range_name(r);
+            let from_name = name
+                .strip_prefix("nccl:")
+                .map(|n| CollOp::classify(n.split(',').next().unwrap_or(n)));
+            out.op = from_args.or(from_name).filter(|op| *op != CollOp::Other);
+        }
+        if out.args.is_some() && out.op.is_some() {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_from_names() {
+        for (n, op) in [
+            (
+                "ncclKernel_AllReduce_RING_LL_Sum_float(x)",
+                CollOp::AllReduce,
+            ),
+            (
+                "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL",
+                CollOp::ReduceScatter,
+            ),
+            ("ncclDevKernel_AllGather_RING_LL", CollOp::AllGather),
+            ("ncclDevKernel_SendRecv", CollOp::SendRecv),
+            ("ncclKernel_Broadcast_RING_LL_Sum_int8_t", CollOp::Broadcast),
+            ("ncclDevKernel_Reduce_Sum_f32_RING_LL", CollOp::Reduce),
+            ("allreduce", CollOp::AllReduce),
+            ("_allgather_base", CollOp::AllGather),
+            ("all_to_all", CollOp::AllToAll),
+            ("ncclKernel_Foo", CollOp::Other),
+        ] {
+            assert_eq!(CollOp::classify(n), op, "{n}");
+        }
+        assert_eq!(CollOp::AllReduce.bus_factor(Some(4)), Some(1.5));
+        assert_eq!(CollOp::AllGather.bus_factor(Some(4)), Some(0.75));
+        assert_eq!(CollOp::AllGather.bus_factor(None), None);
+        assert_eq!(CollOp::Broadcast.bus_factor(None), Some(1.0));
+        assert_eq!(dtype_bytes("BFloat16"), Some(2));
+        assert_eq!(dtype_bytes("Float"), Some(4));
+        assert_eq!(dtype_bytes("Mystery"), None);
+    }
+}
