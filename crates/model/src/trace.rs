@@ -543,6 +543,9 @@ pub struct MemEvent {
     pub total_allocated: Option<i64>,
     /// The allocator's total reserved bytes after the event.
     pub total_reserved: Option<i64>,
+    /// Correlation id of the CUDA API call that allocated or freed (nsys
+    /// `correlationId`), when recorded: ties the event to a thread.
+    pub correlation: Option<i64>,
 }
 
 impl Kernel {

@@ -28,6 +28,7 @@
 pub mod chrome;
 pub mod column;
 pub mod gpu;
+pub mod mem;
 pub mod model;
 pub mod printer;
 pub mod row;

@@ -173,6 +173,7 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
             "address",
             "bytes",
             "memoryOperationType",
+            "correlationId",
         ],
         &["start", "bytes"],
     )?;
@@ -205,6 +206,7 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
                 bytes: sign * bytes.abs(),
                 total_allocated: None,
                 total_reserved: None,
+                correlation: int(6)?,
             });
         }
         Ok(())
