@@ -7,6 +7,7 @@ mod util;
 mod export;
 mod gpu;
 mod kineto;
+mod mem;
 mod parse;
 mod prof;
 mod stock;
