@@ -9,6 +9,7 @@ use rprof_testkit::mem::{MemRows, SynthMemEvent, SynthMemOp};
 use rprof_testkit::{Synth, SynthGpu, SynthRange};
 use serde_json::Value;
 
+use crate::gpu::stdout_of;
 use crate::util::{rprof, run};
 
 fn json_of(path: &Path) -> Value {
@@ -71,6 +72,13 @@ fn mem_trace(dir: &Path) -> PathBuf {
     call(&mut s, 9_300, 10_800, 23, "cudaMemcpy_v3020");
     call(&mut s, 10_950, 11_020, 24, "cudaMemset_v3020");
     call(&mut s, 11_050, 11_060, 25, "cudaMemsetAsync_v3020");
+    // one kernel of 1000 ns, for summary's GPU time
+    s.kernels.push(rprof_testkit::SynthKernel::new(
+        "void k(int)",
+        20_000,
+        21_000,
+        50,
+    ));
     let p = dir.join("mem.sqlite");
     s.write_nsys(&p).unwrap();
     let mut d1 = SynthMemEvent::free(5_000, 0xA, 64, 0);
@@ -738,4 +746,54 @@ fn tbplugin_resnet50_recount() {
     // all 12 copies are cudaMemcpyAsync from pageable memory
     assert_eq!(v["flags"][0]["rule"], "async_pageable");
     assert_eq!(v["flags"][0]["count"], copies["HtoD"].0);
+}
+
+/// `summary` completes GPU time with the copies and sets of a profile:
+/// kernel 1000 ns; copies 100 + 25 + 400 + 0 = 525 ns; sets 10 + 100 = 110
+/// ns; 1635 ns in all.
+#[test]
+fn summary_counts_copies_and_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = mem_trace(dir.path());
+    let p = p.to_str().unwrap();
+    let j: Value = serde_json::from_str(&stdout_of(&["summary", "-q", "--json", p])).unwrap();
+    let g = &j["gpu_time"];
+    assert_eq!(g["kernel_ns"], 1000);
+    assert_eq!(g["memcpy_ns"], 525);
+    assert_eq!(g["memset_ns"], 110);
+    assert_eq!(g["total_ns"], 1635);
+    assert!((g["kernel_pct"].as_f64().unwrap() - 100_000.0 / 1635.0).abs() < 1e-9);
+    let keys: Vec<&str> = g["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["DtoH", "HtoD", "memset", "DtoD"]);
+    assert_eq!(g["rows"][1]["count"], 2);
+    assert_eq!(g["rows"][1]["bytes"], 1500);
+    let csv = stdout_of(&["summary", "-q", "--csv", "--copies", p]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with(",gbs,kind"), "{csv}");
+    assert!(
+        lines[1].starts_with("k,1,1000,") && lines[1].ends_with(",kernel"),
+        "{csv}"
+    );
+    assert!(
+        lines[2].starts_with("DtoH,1,400,400,0,400,400,40,,0,2000,1,,5,memcpy"),
+        "{csv}"
+    );
+    assert!(lines[4].starts_with("memset,2,110,55,"), "{csv}");
+    assert_eq!(lines.len(), 6);
+    // without --copies the CSV has the kernel groups only
+    let plain = stdout_of(&["summary", "-q", "--csv", p]);
+    assert_eq!(plain.lines().count(), 2);
+    let table = stdout_of(&["summary", "-q", p]);
+    assert!(
+        table.contains("GPU time with copies and sets: 1635 ns"),
+        "{table}"
+    );
+    // gpu says that busy time leaves copies out
+    let gpu = stdout_of(&["gpu", "-q", p]);
+    assert!(gpu.contains("memory copies and sets do not count"), "{gpu}");
 }
