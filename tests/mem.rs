@@ -518,6 +518,14 @@ fn bad_input() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.json"), "{err}");
+    // a record file has no memory data: refused with one line
+    let out = run(rprof()
+        .arg("mem")
+        .arg(crate::util::fixture("profiling-lm/net.dict")));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("net.dict: a record file"), "{err}");
     // usage errors: exit 2
     let out = run(rprof().args(["mem", "--curve-buckets", "0"]).arg(&p));
     assert_eq!(out.status.code(), Some(2));
@@ -796,4 +804,37 @@ fn summary_counts_copies_and_sets() {
     // gpu says that busy time leaves copies out
     let gpu = stdout_of(&["gpu", "-q", p]);
     assert!(gpu.contains("memory copies and sets do not count"), "{gpu}");
+}
+
+/// 300 nested ops around one allocation: only the innermost 256 count it,
+/// and a note says so.
+#[test]
+fn deep_nesting_is_cut_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ev: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"op{i}","pid":1,"tid":1,"ts":{i},"dur":{},"args":{{}}}}"#,
+                1000 - 2 * i
+            )
+        })
+        .collect();
+    ev.push(r#"{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":500,"args":{"Device Type":1,"Device Id":0,"Bytes":64}}"#.to_owned());
+    let p = write(
+        dir.path(),
+        "deep.json",
+        &format!(r#"{{"traceEvents":[{}]}}"#, ev.join(",")),
+    );
+    let v = json_of(&p);
+    let ops = v["ops"].as_array().unwrap();
+    assert_eq!(ops.len(), 256);
+    assert_eq!(ops[0]["op"], "op299");
+    assert_eq!(ops[0]["alloc_bytes"], 64);
+    assert!(ops.iter().any(|o| o["op"] == "op44"));
+    assert!(!ops.iter().any(|o| o["op"] == "op43"));
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("1 memory events are inside more than 256 nested ops")
+    );
 }

@@ -11,6 +11,7 @@ use rprof_report::mem::render::{self, Section};
 use rprof_report::mem::{self, MemOptions};
 use rprof_trace::read::{self, ReadOptions};
 
+use crate::input::Input;
 use crate::out::{self, UsageError};
 
 /// Memory: allocations per device, per op, alive at the end; copies and sets.
@@ -100,6 +101,12 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
     } else {
         args.format.as_str()
     };
+    if let Input::Records(_) = Input::detect(Some(&args.file))? {
+        anyhow::bail!(
+            "{}: a record file (rprof parse output or PyProf .dict) has no memory data: give rprof mem the profile itself",
+            args.file.display()
+        );
+    }
     let trace = read::read(
         &args.file,
         ReadOptions {

@@ -57,6 +57,11 @@ pub const MAX_CURVE_ROWS: usize = 1_000_000;
 /// The label of events outside any op.
 pub const NO_OP: &str = "(no op)";
 
+/// Enclosing ops kept per event, innermost first: deeper nesting (only a
+/// hostile or broken trace has it) is cut, counted and reported, so that
+/// the work per event stays bounded.
+pub const MAX_DEPTH: usize = 256;
+
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
 pub struct MemReport {
@@ -372,6 +377,7 @@ impl<'a> Enclosing<'a> {
             if let Some(ranges) = self.by_thread.get(&thread) {
                 let mut next = 0usize;
                 let mut stack: Vec<u32> = Vec::new();
+                let mut compacted = 64usize;
                 for &q in &order[i..j] {
                     let (_, t0, t1) = queries[q];
                     while next < ranges.len() && ranges[next].start_ns <= t0 {
@@ -384,12 +390,23 @@ impl<'a> Enclosing<'a> {
                     {
                         stack.pop();
                     }
+                    // ranges that do not nest can leave ended ones under
+                    // live ones: drop them whenever the stack has doubled,
+                    // so that the scans below stay proportional to depth
+                    if stack.len() > 2 * compacted {
+                        stack.retain(|&s| ranges[s as usize].end_ns >= t0);
+                        compacted = stack.len().max(64);
+                    }
                     if let Some(a) = out.get_mut(q) {
-                        a.chain = stack
+                        let mut chain: Vec<u32> = stack
                             .iter()
+                            .rev()
                             .copied()
                             .filter(|&s| ranges[s as usize].end_ns >= t1)
+                            .take(MAX_DEPTH + 1)
                             .collect();
+                        chain.reverse();
+                        a.chain = chain;
                     }
                 }
             }
@@ -479,9 +496,16 @@ pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) 
     let answers = enc.answer(&queries);
     // op-name ids per event: innermost, and the distinct names of the chain
     let mut chains: Vec<Vec<u32>> = Vec::with_capacity(answers.len());
+    let mut cut = 0u64;
     for a in &answers {
-        let mut ids: Vec<u32> = a
-            .chain
+        let deep = a.chain.len() > MAX_DEPTH;
+        cut += u64::from(deep);
+        let chain = if deep {
+            &a.chain[a.chain.len() - MAX_DEPTH..]
+        } else {
+            &a.chain[..]
+        };
+        let mut ids: Vec<u32> = chain
             .iter()
             .filter_map(|&ix| enc.range(a, ix))
             .map(|r| names.id(r))
@@ -502,6 +526,12 @@ pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) 
             .and_then(|c| c.last())
             .and_then(|&n| names.names.get(n as usize).cloned())
     };
+
+    if cut > 0 {
+        notes.push(format!(
+            "{cut} memory events are inside more than {MAX_DEPTH} nested ops: only the innermost {MAX_DEPTH} count them in their incl. figures"
+        ));
+    }
 
     // ---- devices and the curve
     let mut devs: BTreeMap<DevKey, DevAcc> = BTreeMap::new();
@@ -1060,4 +1090,84 @@ fn flags(trace: &Trace, enc: &Enclosing<'_>, names: &mut Names<'_>, n: usize) ->
         row.issuers = top(v, n).0;
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rprof_model::strings::StrRef;
+
+    fn range(thread: u64, start: i64, end: i64, text: u32) -> Range {
+        Range {
+            start_ns: start,
+            end_ns: end,
+            thread,
+            text: StrRef(text),
+            domain: 0,
+        }
+    }
+
+    /// The sweep against a plain scan: for every query, the enclosing
+    /// ranges (`start <= t0`, `end >= t1`, same thread), outermost first in
+    /// (start, end descending, text) order.
+    fn brute(ranges: &[Range], q: (u64, i64, i64)) -> Vec<(i64, i64, u32)> {
+        let mut v: Vec<(i64, i64, u32)> = ranges
+            .iter()
+            .filter(|r| r.thread == q.0 && r.start_ns <= q.1 && r.end_ns >= q.2)
+            .map(|r| (r.start_ns, r.end_ns, r.text.0))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        v
+    }
+
+    proptest! {
+        #[test]
+        fn sweep_matches_brute_force(
+            rs in prop::collection::vec((0u64..3, 0i64..100, 0i64..40), 0..40),
+            qs in prop::collection::vec((0u64..4, 0i64..140, 0i64..5), 0..40),
+        ) {
+            // ranges need not nest: the sweep must still find every enclosing one
+            let ranges: Vec<Range> = rs
+                .iter()
+                .enumerate()
+                .map(|(i, &(t, s, d))| range(t, s, s + d, i as u32))
+                .collect();
+            let queries: Vec<(u64, i64, i64)> = qs.iter().map(|&(t, a, d)| (t, a, a + d)).collect();
+            let enc = Enclosing::new(&ranges);
+            let got = enc.answer(&queries);
+            for (q, a) in queries.iter().zip(&got) {
+                let chain: Vec<(i64, i64, u32)> = a
+                    .chain
+                    .iter()
+                    .map(|&i| enc.range(a, i).unwrap())
+                    .map(|r| (r.start_ns, r.end_ns, r.text.0))
+                    .collect();
+                prop_assert_eq!(chain, brute(&ranges, *q));
+            }
+        }
+    }
+
+    #[test]
+    fn op_names_drop_emit_nvtx_fields() {
+        let mut t = Trace::empty("x".into(), rprof_model::trace::Source::Nsys);
+        let a = t.strings.push("aten::mm, seq = 4, op_id = 9");
+        let b = t.strings.push("aten::view, op_id = 314290");
+        let c = t.strings.push("plain");
+        let name = |s| op_name(&t, &range(0, 0, 1, 0).with_text(s));
+        assert_eq!(name(a), "aten::mm");
+        assert_eq!(name(b), "aten::view");
+        assert_eq!(name(c), "plain");
+    }
+
+    trait WithText {
+        fn with_text(self, s: StrRef) -> Range;
+    }
+
+    impl WithText for Range {
+        fn with_text(mut self, s: StrRef) -> Range {
+            self.text = s;
+            self
+        }
+    }
 }
