@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use rprof_testkit::mem::{MemRows, SynthMemEvent, SynthMemOp};
+use rprof_testkit::mem::{MemRows, SynthMemEvent, SynthMemOp, SynthPoolEvent};
 use rprof_testkit::{Synth, SynthGpu, SynthRange};
 use serde_json::Value;
 
@@ -106,6 +106,7 @@ fn mem_trace(dir: &Path) -> PathBuf {
             SynthMemOp::set(11_000, 11_010, 24, 64, 1),
             SynthMemOp::set(11_100, 11_200, 25, 128, 2),
         ],
+        pools: Vec::new(),
         usage_table: true,
     }
     .add_to(&p)
@@ -837,4 +838,49 @@ fn deep_nesting_is_cut_and_reported() {
             .to_string()
             .contains("1 memory events are inside more than 256 nested ops")
     );
+}
+
+/// Memory-pool events (nsys): pool A created with 1000 B (0 used), pool B
+/// created with 500 B (200 used), A trimmed to 600 B (100 used), B
+/// destroyed. Summed sizes 1000, 1500, 1100, 600: peak 1500; used 0, 200,
+/// 300, 100: peak 300. Device 2 has pool events only.
+#[test]
+fn nsys_memory_pools_hand_computed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Synth::default();
+    s.gpus.push(SynthGpu::a100());
+    let p = dir.path().join("pools.sqlite");
+    s.write_nsys(&p).unwrap();
+    let ev = |start, address, op, size, utilized| SynthPoolEvent {
+        start,
+        device: 2,
+        address,
+        op,
+        size,
+        utilized,
+    };
+    MemRows {
+        pools: vec![
+            ev(100, 0xA000, 1, 1000, 0),
+            ev(200, 0xB000, 1, 500, 200),
+            ev(300, 0xA000, 3, 600, 100),
+            ev(400, 0xB000, 2, 500, 200),
+        ],
+        usage_table: true,
+        ..MemRows::default()
+    }
+    .add_to(&p)
+    .unwrap();
+    let v = json_of(&p);
+    let d = &v["devices"][0];
+    assert_eq!(
+        (d["device_type"].as_str(), d["device"].as_i64()),
+        (Some("cuda"), Some(2))
+    );
+    assert_eq!(d["pool_events"], 4);
+    assert_eq!(d["peak_pool_size_bytes"], 1500);
+    assert_eq!(d["peak_pool_utilized_bytes"], 300);
+    assert_eq!(d["allocs"], 0);
+    let table = stdout_of(&["mem", p.to_str().unwrap()]);
+    assert!(table.contains("cuda 2: 4 memory-pool events; peak of the pools' summed size 1500 bytes, of their used part 300 bytes."), "{table}");
 }

@@ -1,5 +1,6 @@
 //! Memory rows for synthetic nsys exports: `CUDA_GPU_MEMORY_USAGE_EVENTS`,
-//! `CUPTI_ACTIVITY_KIND_MEMCPY` and `CUPTI_ACTIVITY_KIND_MEMSET` in the
+//! `CUDA_GPU_MEMORY_POOL_EVENTS`, `CUPTI_ACTIVITY_KIND_MEMCPY` and
+//! `CUPTI_ACTIVITY_KIND_MEMSET` in the
 //! column layout of an nsys 2026.2 export (schema 3.25.0), added to a file
 //! that [`crate::Synth::write_nsys`] wrote. The launching API calls of
 //! copies and sets go in [`crate::Synth::extra_calls`].
@@ -10,7 +11,8 @@ use rusqlite::{Connection, params};
 
 use crate::global_pid;
 
-/// The nsys DDL of the three tables (nsys 2026.2 column lists).
+/// The nsys DDL of the four tables (nsys 2026.2 column lists; the pool
+/// table's as the 2022.4 exporter declares it).
 pub const MEM_DDL: &str = "
 CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (
     start INTEGER NOT NULL, globalPid INTEGER NOT NULL, deviceId INTEGER NOT NULL,
@@ -20,6 +22,12 @@ CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (
     localMemoryPoolReleaseThreshold INTEGER, localMemoryPoolSize INTEGER,
     localMemoryPoolUtilizedSize INTEGER, importedMemoryPoolAddress INTEGER,
     importedMemoryPoolProcessId INTEGER
+);
+CREATE TABLE CUDA_GPU_MEMORY_POOL_EVENTS (
+    start INTEGER NOT NULL, globalPid INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+    address INTEGER NOT NULL, operationType INTEGER NOT NULL, poolType INTEGER NOT NULL,
+    correlationId INTEGER, minBytesToKeep INTEGER, localMemoryPoolReleaseThreshold INTEGER,
+    localMemoryPoolSize INTEGER, localMemoryPoolUtilizedSize INTEGER
 );
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
     start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
@@ -140,11 +148,30 @@ impl SynthMemOp {
     }
 }
 
+/// One row of `CUDA_GPU_MEMORY_POOL_EVENTS` (local pool, pid 100).
+#[derive(Clone, Debug)]
+pub struct SynthPoolEvent {
+    /// Time, ns.
+    pub start: i64,
+    /// Device.
+    pub device: i64,
+    /// Pool base address.
+    pub address: i64,
+    /// 1 created, 2 destroyed, 3 trimmed.
+    pub op: i64,
+    /// `localMemoryPoolSize`.
+    pub size: i64,
+    /// `localMemoryPoolUtilizedSize`.
+    pub utilized: i64,
+}
+
 /// Memory rows to add to a synthetic export.
 #[derive(Clone, Debug, Default)]
 pub struct MemRows {
     /// Allocation and release rows.
     pub events: Vec<SynthMemEvent>,
+    /// Memory-pool rows (the pool table is created only when there are some).
+    pub pools: Vec<SynthPoolEvent>,
     /// Copies and sets.
     pub ops: Vec<SynthMemOp>,
     /// Create `CUDA_GPU_MEMORY_USAGE_EVENTS` even without rows (a capture
@@ -155,13 +182,22 @@ pub struct MemRows {
 impl MemRows {
     /// Create the tables and insert the rows into the export at `path`
     /// (written before by [`crate::Synth::write_nsys`]). The usage table is
-    /// created when there are events or `usage_table` is set; the copy and
-    /// set tables always.
+    /// created when there are events or `usage_table` is set, the pool table
+    /// when there are pool rows; the copy and set tables always.
     pub fn add_to(&self, path: &Path) -> rusqlite::Result<()> {
         let conn = Connection::open(path)?;
         conn.execute_batch(MEM_DDL)?;
         if self.events.is_empty() && !self.usage_table {
             conn.execute_batch("DROP TABLE CUDA_GPU_MEMORY_USAGE_EVENTS")?;
+        }
+        if self.pools.is_empty() {
+            conn.execute_batch("DROP TABLE CUDA_GPU_MEMORY_POOL_EVENTS")?;
+        }
+        for p in &self.pools {
+            conn.execute(
+                "INSERT INTO CUDA_GPU_MEMORY_POOL_EVENTS (start, globalPid, deviceId, address, operationType, poolType, localMemoryPoolSize, localMemoryPoolUtilizedSize) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)",
+                params![p.start, global_pid(100), p.device, p.address, p.op, p.size, p.utilized],
+            )?;
         }
         for e in &self.events {
             conn.execute(

@@ -133,6 +133,14 @@ pub struct DeviceMem {
     pub peak_total_reserved_bytes: Option<i64>,
     /// When, ns.
     pub peak_total_reserved_ns: Option<i64>,
+    /// CUDA memory-pool events of the device (nsys).
+    pub pool_events: u64,
+    /// Highest Σ over the device's pools of their size after an event
+    /// (`localMemoryPoolSize`; a destroyed pool counts 0); null without
+    /// pool events.
+    pub peak_pool_size_bytes: Option<i64>,
+    /// The same for the part in use (`localMemoryPoolUtilizedSize`).
+    pub peak_pool_utilized_bytes: Option<i64>,
 }
 
 /// Allocations attributed to one op name on one device.
@@ -541,9 +549,16 @@ pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) 
             .or_insert_with(DevAcc::new);
         d.add(i, e);
     }
+    let pools = pool_peaks(&trace.mem_pools);
+    for p in pools.keys() {
+        devs.entry(*p).or_insert_with(DevAcc::new);
+    }
     let devices: Vec<DeviceMem> = devs
         .iter()
         .map(|(k, d)| DeviceMem {
+            pool_events: pools.get(k).map_or(0, |p| p.0),
+            peak_pool_size_bytes: pools.get(k).map(|p| p.1),
+            peak_pool_utilized_bytes: pools.get(k).map(|p| p.2),
             device_type: dev_name(*k),
             device: k.2,
             allocs: d.allocs,
@@ -622,6 +637,32 @@ pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) 
         notes,
     };
     (report, curve)
+}
+
+/// Per device: pool events, and the peaks of the summed pool sizes and
+/// utilized sizes (each pool's latest value; destroyed pools count 0).
+fn pool_peaks(pools: &[rprof_model::mempool::MemPoolEvent]) -> BTreeMap<DevKey, (u64, i64, i64)> {
+    use rprof_model::mempool::PoolOp;
+    // device → (events, pool → (size, utilized), Σ size, Σ utilized, peaks)
+    type Acc = (u64, HashMap<Option<u64>, (i64, i64)>, i64, i64, i64, i64);
+    let mut acc: BTreeMap<DevKey, Acc> = BTreeMap::new();
+    for p in pools {
+        let a = acc
+            .entry(dev_key(MemDevice::Cuda, p.device))
+            .or_insert_with(|| (0, HashMap::new(), 0, 0, i64::MIN, i64::MIN));
+        a.0 += 1;
+        let (size, used) = if p.op == PoolOp::Destroyed {
+            (0, 0)
+        } else {
+            (p.size.unwrap_or(0), p.utilized.unwrap_or(0))
+        };
+        let old = a.1.insert(p.addr, (size, used)).unwrap_or((0, 0));
+        a.2 = a.2.saturating_add(size.saturating_sub(old.0));
+        a.3 = a.3.saturating_add(used.saturating_sub(old.1));
+        a.4 = a.4.max(a.2);
+        a.5 = a.5.max(a.3);
+    }
+    acc.into_iter().map(|(k, a)| (k, (a.0, a.4, a.5))).collect()
 }
 
 fn count_allocs(trace: &Trace) -> u64 {

@@ -151,6 +151,17 @@ pub fn write_table<W: Write>(mut w: W, r: &MemReport, name_width: usize) -> io::
         writeln!(w, "(no memory events)")?;
     } else {
         w.write_all(text::render(&t).as_bytes())?;
+        for d in r.devices.iter().filter(|d| d.pool_events > 0) {
+            writeln!(
+                w,
+                "{} {}: {} memory-pool events; peak of the pools' summed size {} bytes, of their used part {} bytes.",
+                d.device_type,
+                d.device,
+                d.pool_events,
+                opt_i(d.peak_pool_size_bytes),
+                opt_i(d.peak_pool_utilized_bytes)
+            )?;
+        }
         if r.devices
             .iter()
             .any(|d| d.peak_total_allocated_bytes.is_none())
@@ -339,6 +350,9 @@ pub fn write_csv<W: Write>(w: W, r: &MemReport, section: Section) -> io::Result<
                 "peak_total_allocated_op",
                 "peak_total_reserved_bytes",
                 "peak_total_reserved_ns",
+                "pool_events",
+                "peak_pool_size_bytes",
+                "peak_pool_utilized_bytes",
             ])?;
             for d in &r.devices {
                 c.write_record([
@@ -359,6 +373,9 @@ pub fn write_csv<W: Write>(w: W, r: &MemReport, section: Section) -> io::Result<
                     d.peak_total_allocated_op.clone().unwrap_or_default(),
                     csv_opt(d.peak_total_reserved_bytes),
                     csv_opt(d.peak_total_reserved_ns),
+                    d.pool_events.to_string(),
+                    csv_opt(d.peak_pool_size_bytes),
+                    csv_opt(d.peak_pool_utilized_bytes),
                 ])?;
             }
         }
