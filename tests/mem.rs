@@ -114,7 +114,7 @@ fn mem_trace(dir: &Path) -> PathBuf {
     p
 }
 
-fn find<'a>(rows: &'a Value, f: impl Fn(&Value) -> bool) -> &'a Value {
+fn find(rows: &Value, f: impl Fn(&Value) -> bool) -> &Value {
     rows.as_array()
         .unwrap()
         .iter()
