@@ -11,6 +11,9 @@
 //! - [`summary`]: `rprof summary`, kernel time grouped by a key.
 //! - [`gpu`]: `rprof gpu`, utilization, SM efficiency, occupancy, kernel
 //!   view, roofline, the Kineto occupancy check.
+//! - [`mem`]: `rprof mem`, allocations per device and op, alive memory,
+//!   the memory curve, copies and sets, and the copies that make the host
+//!   wait.
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
