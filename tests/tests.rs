@@ -10,6 +10,7 @@ mod export;
 mod gpu;
 mod kineto;
 mod model;
+mod mem;
 mod parse;
 mod prof;
 mod report;

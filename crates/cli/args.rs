@@ -32,6 +32,7 @@ pub enum Command {
     // the help of these three is the doc comment of their argument structs
     Summary(super::cmd::summary::SummaryArgs),
     Gpu(super::cmd::gpu::GpuArgs),
+    Mem(super::cmd::mem::MemArgs),
     Export(super::cmd::export::ExportArgs),
     Report(super::cmd::report::ReportArgs),
     Dist(super::cmd::dist::DistArgs),

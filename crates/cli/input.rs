@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use rayon::prelude::*;
 use rprof_trace::build::{self, BuildOptions};
-use rprof_trace::model::{DeviceInfo, Trace};
+use rprof_trace::model::{DeviceInfo, MemOp, Trace};
 use rprof_trace::read::{self, FileKind, ReadOptions};
 use rprof_trace::record::{Line, Record, read_line};
 
@@ -74,6 +74,9 @@ pub struct Info {
     pub name: String,
     /// GPUs (from the profile, or a record file's header).
     pub devices: Vec<DeviceInfo>,
+    /// Memory copies and sets of a profile read with `Options::memops`
+    /// (`None` for record files, which have none).
+    pub memops: Option<Vec<MemOp>>,
 }
 
 /// Feed every record of `input` to `each`, a chunk at a time, in order.
@@ -90,6 +93,7 @@ pub fn for_each_chunk(
             let info = Info {
                 name: path.display().to_string(),
                 devices: trace.devices.clone(),
+                memops: opts.memops.then(|| trace.memops.clone()),
             };
             // the callback's own error (a closed pipe, say) is kept as is
             let mut failed: Option<anyhow::Error> = None;
@@ -224,6 +228,7 @@ fn records(
     let mut info = Info {
         name,
         devices: Vec::new(),
+        memops: None,
     };
     let mut blocks = Blocks {
         input,

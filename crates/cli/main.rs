@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         args::Command::Prof(a) => cmd::prof::run(&a),
         args::Command::Summary(a) => cmd::summary::run(&a),
         args::Command::Gpu(a) => cmd::gpu::run(&a),
+        args::Command::Mem(a) => cmd::mem::run(&a),
         args::Command::Export(a) => cmd::export::run(&a),
         args::Command::Report(a) => cmd::report::run(&a),
         args::Command::Dist(a) => cmd::dist::run(&a),

@@ -14,7 +14,7 @@ use crate::out::{self, UsageError};
 /// GPU utilization, SM efficiency, occupancy, kernel view, roofline.
 ///
 /// Per GPU: the profiled span (first kernel start to last kernel end on any
-/// GPU in the input), busy time (time with at least one kernel running),
+/// GPU in the input), busy time (time with at least one kernel running; copies and sets do not count),
 /// utilization (busy / span), estimated SM efficiency (min(blocks / SMs, 1)
 /// per kernel) and estimated achieved occupancy (the CUDA occupancy rules
 /// capped by blocks / SMs, as the PyTorch profiler estimates it), both

@@ -3,6 +3,7 @@
 pub mod dist;
 pub mod export;
 pub mod gpu;
+pub mod mem;
 pub mod parse;
 pub mod prof;
 pub mod report;

@@ -52,6 +52,14 @@ pub struct SummaryArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// With --csv: a trailing `kind` column (kernel, memcpy, memset) and a
+    /// row per copy direction and one for sets after the kernel groups, so
+    /// that GPU time is complete (profiles only; share_pct stays a % of
+    /// the summed kernel time). The table and JSON always show copies and
+    /// sets of a profile.
+    #[arg(long, requires = "csv")]
+    pub copies: bool,
+
     /// Clip names in the table to N characters (0: never; CSV and JSON are
     /// never clipped).
     #[arg(long, value_name = "N", default_value_t = 80)]
@@ -85,10 +93,11 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
     let mut sum = Summarizer::new(args.by);
     let opts = input::Options {
         compat: false,
-        memops: false,
+        // copies and sets complete the GPU time (profiles only)
+        memops: true,
         quiet: args.quiet,
     };
-    input::for_each_chunk(&source, opts, |recs, _| {
+    let info = input::for_each_chunk(&source, opts, |recs, _| {
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
         for (r, e) in recs.iter().zip(&est) {
@@ -96,9 +105,14 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })?;
-    let report = sum.finish(args.top);
+    let mut report = sum.finish(args.top);
+    if let Some(m) = &info.memops {
+        report.gpu_time = Some(summary::gpu_time(report.total_ns, m));
+    }
     let mut w = out::writer(None)?;
-    if args.csv {
+    if args.csv && args.copies {
+        summary::write_csv_with_copies(&mut w, &report)?;
+    } else if args.csv {
         summary::write_csv(&mut w, &report)?;
     } else if args.json {
         summary::write_json(&mut w, &report)?;

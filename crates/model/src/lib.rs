@@ -10,6 +10,7 @@
 //! - [`interval`]: interval algebra on one track (union, intersection,
 //!   difference, gaps, buckets).
 //! - [`stats`]: mergeable statistics and a group-by.
+//! - [`mempool`]: CUDA memory-pool events.
 //! - [`markers`], [`stock`], [`pylit`]: the NVTX marker grammars (PyProf's
 //!   dict markers, stock PyTorch markers) and the Python-literal parser.
 //! - [`record`]: the per-kernel record, as serialized in `.dict` files.
@@ -25,6 +26,7 @@
 pub mod interval;
 pub mod job;
 pub mod markers;
+pub mod mempool;
 pub mod pylit;
 pub mod record;
 pub mod stats;

@@ -543,6 +543,9 @@ pub struct MemEvent {
     pub total_allocated: Option<i64>,
     /// The allocator's total reserved bytes after the event.
     pub total_reserved: Option<i64>,
+    /// Correlation id of the CUDA API call that allocated or freed (nsys
+    /// `correlationId`), when recorded: ties the event to a thread.
+    pub correlation: Option<i64>,
 }
 
 impl Kernel {
@@ -761,6 +764,9 @@ pub struct Trace {
     pub devices: Vec<DeviceInfo>,
     /// Allocations and releases (when asked for and present).
     pub mem_events: Vec<MemEvent>,
+    /// CUDA memory-pool events (nsys, when asked for with the memory events
+    /// and present), in time order.
+    pub mem_pools: Vec<crate::mempool::MemPoolEvent>,
     /// CUPTI synchronisation records (when asked for and present).
     pub syncs: Vec<SyncEvent>,
     /// Where the file's time zero is on the wall clock, when known.
@@ -795,6 +801,7 @@ impl Trace {
             domains: Vec::new(),
             devices: Vec::new(),
             mem_events: Vec::new(),
+            mem_pools: Vec::new(),
             syncs: Vec::new(),
             clock: None,
             dist: None,

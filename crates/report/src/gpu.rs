@@ -585,7 +585,7 @@ impl GpuReport {
         w.write_all(text::render(&t).as_bytes())?;
         writeln!(
             w,
-            "Util. = utilization = busy time (time with at least one kernel running on the GPU) / span. Kernel time = sum of kernel durations (overlaps count in full)."
+            "Util. = utilization = busy time (time with at least one kernel running on the GPU; memory copies and sets do not count, unlike HTA: see rprof mem) / span. Kernel time = sum of kernel durations (overlaps count in full)."
         )?;
         writeln!(
             w,

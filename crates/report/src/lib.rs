@@ -13,6 +13,9 @@
 //!   view, roofline, the Kineto occupancy check.
 //! - [`html`](mod@html): `rprof report`, one self-contained HTML page with SVG
 //!   charts.
+//! - [`mem`]: `rprof mem`, allocations per device and op, alive memory,
+//!   the memory curve, copies and sets, and the copies that make the host
+//!   wait.
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -32,6 +35,7 @@ pub mod column;
 pub mod dist;
 pub mod gpu;
 pub mod html;
+pub mod mem;
 pub mod model;
 pub mod printer;
 pub mod row;

@@ -283,6 +283,10 @@ pub struct SummaryReport {
     pub hidden_groups: usize,
     /// Their summed kernel time, ns.
     pub hidden_ns: i128,
+    /// Copies and sets, so that GPU time is complete (profiles only: a
+    /// record file has no copies; absent from the JSON then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_time: Option<GpuTime>,
 }
 
 /// What `share_pct` is a share of, in words.
@@ -442,6 +446,7 @@ impl Summarizer {
             rows,
             hidden_groups: n - shown,
             hidden_ns,
+            gpu_time: None,
         }
     }
 }
@@ -534,6 +539,9 @@ pub fn write_table<W: Write>(
             r.hidden_groups, r.hidden_ns, share
         )?;
     }
+    if let Some(g) = &r.gpu_time {
+        write_gpu_time_table(&mut w, g)?;
+    }
     Ok(())
 }
 
@@ -559,11 +567,27 @@ pub const CSV_HEADER: [&str; 15] = [
 /// Write the rows as CSV (a header, then one line per group; unknown
 /// values are empty fields). `share_pct` is a % of the summed kernel time.
 pub fn write_csv<W: Write>(w: W, r: &SummaryReport) -> io::Result<()> {
+    write_csv_rows(w, r, false)
+}
+
+/// [`write_csv`] with a trailing `kind` column (`kernel`, `memcpy`,
+/// `memset`) and, after the kernel groups, one row per copy direction and
+/// one for sets from [`SummaryReport::gpu_time`] (`summary --copies`).
+/// `share_pct` stays a % of the summed kernel time on every row.
+pub fn write_csv_with_copies<W: Write>(w: W, r: &SummaryReport) -> io::Result<()> {
+    write_csv_rows(w, r, true)
+}
+
+fn write_csv_rows<W: Write>(w: W, r: &SummaryReport, kind: bool) -> io::Result<()> {
     let mut c = csv::Writer::from_writer(w);
-    c.write_record(CSV_HEADER)?;
+    if kind {
+        c.write_record(CSV_HEADER.iter().chain(&["kind"]))?;
+    } else {
+        c.write_record(CSV_HEADER)?;
+    }
     let o = |x: Option<String>| x.unwrap_or_default();
     for x in &r.rows {
-        c.write_record([
+        let mut rec = vec![
             x.key.clone(),
             x.count.to_string(),
             x.total_ns.to_string(),
@@ -579,9 +603,217 @@ pub fn write_csv<W: Write>(w: W, r: &SummaryReport) -> io::Result<()> {
             x.bytes_kernels.to_string(),
             o(x.tflops.map(|v| v.to_string())),
             o(x.gbs.map(|v| v.to_string())),
-        ])?;
+        ];
+        if kind {
+            rec.push("kernel".to_owned());
+        }
+        c.write_record(&rec)?;
+    }
+    if let Some(g) = r.gpu_time.as_ref().filter(|_| kind) {
+        for x in &g.rows {
+            // share_pct: of the summed kernel time, as for the kernel rows
+            let share = (r.total_ns > 0).then(|| x.total_ns as f64 * 100.0 / r.total_ns as f64);
+            c.write_record([
+                x.key.clone(),
+                x.count.to_string(),
+                x.total_ns.to_string(),
+                x.mean_ns.to_string(),
+                x.std_ns.to_string(),
+                x.min_ns.to_string(),
+                x.max_ns.to_string(),
+                o(share.map(|v| v.to_string())),
+                String::new(),
+                "0".to_owned(),
+                o(x.bytes.map(|v| v.to_string())),
+                x.bytes_ops.to_string(),
+                String::new(),
+                o(x.gbs.map(|v| v.to_string())),
+                x.kind.to_owned(),
+            ])?;
+        }
     }
     c.flush()
+}
+
+/// Copies and sets next to the kernels: the GPU time the kernel rows leave
+/// out. Rows are per copy direction (`HtoD`, `DtoH`, …) and one for sets,
+/// whatever `--by` is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuTime {
+    /// What `share_pct` of these rows is a share of.
+    pub share_of: &'static str,
+    /// Σ kernel durations, ns.
+    pub kernel_ns: i128,
+    /// Σ copy durations, ns.
+    pub memcpy_ns: i128,
+    /// Σ set durations, ns.
+    pub memset_ns: i128,
+    /// Kernels + copies + sets, ns: the denominator of `share_pct` here.
+    pub total_ns: i128,
+    /// Kernels' share of `total_ns`, %.
+    pub kernel_pct: f64,
+    /// One row per copy kind, then sets, by total time descending.
+    pub rows: Vec<MemopRow>,
+}
+
+/// Copies of one kind, or sets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemopRow {
+    /// `memcpy` or `memset`.
+    pub kind: &'static str,
+    /// `HtoD`, `DtoH`, `DtoD`, …, or `memset`.
+    pub key: String,
+    /// Operations.
+    pub count: u64,
+    /// Σ durations, ns.
+    pub total_ns: i128,
+    /// Mean, ns.
+    pub mean_ns: f64,
+    /// Sample standard deviation, ns.
+    pub std_ns: f64,
+    /// Shortest, ns.
+    pub min_ns: i64,
+    /// Longest, ns.
+    pub max_ns: i64,
+    /// % of kernels + copies + sets.
+    pub share_pct: f64,
+    /// Σ bytes of the operations whose size is known.
+    pub bytes: Option<i128>,
+    /// Operations with a known size.
+    pub bytes_ops: u64,
+    /// Σ bytes / Σ time of the operations with a known size, GB/s.
+    pub gbs: Option<f64>,
+}
+
+/// What the copy rows' `share_pct` is a share of.
+pub const GPU_TIME_SHARE_OF: &str =
+    "sum of the durations of all kernels, copies and sets in the input (overlaps count in full)";
+
+/// The copies and sets of a profile, next to its summed kernel time
+/// `kernel_ns`.
+pub fn gpu_time(kernel_ns: i128, memops: &[rprof_model::trace::MemOp]) -> GpuTime {
+    use rprof_model::trace::MemKind;
+    let mut groups: Vec<(MemKind, Group)> = Vec::new();
+    for m in memops {
+        let i = match groups.iter().position(|(k, _)| *k == m.kind) {
+            Some(i) => i,
+            None => {
+                let label = match m.kind {
+                    MemKind::Copy(c) => c.as_str(),
+                    MemKind::Set => "memset",
+                };
+                groups.push((
+                    m.kind,
+                    Group::new(label.to_owned(), SortKey::Text(String::new())),
+                ));
+                groups.len() - 1
+            }
+        };
+        if let Some((_, g)) = groups.get_mut(i) {
+            g.add(m.duration_ns(), None, m.bytes.map(i128::from));
+        }
+    }
+    let sum = |set: bool| -> i128 {
+        groups
+            .iter()
+            .filter(|(k, _)| (*k == MemKind::Set) == set)
+            .map(|(_, g)| g.total_ns)
+            .sum()
+    };
+    let (memcpy_ns, memset_ns) = (sum(false), sum(true));
+    let total = kernel_ns + memcpy_ns + memset_ns;
+    let pct = |x: i128| {
+        if total > 0 {
+            x as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        }
+    };
+    groups.sort_by(|a, b| {
+        b.1.total_ns
+            .cmp(&a.1.total_ns)
+            .then(b.1.count.cmp(&a.1.count))
+            .then(a.0.cmp(&b.0))
+    });
+    let rows = groups
+        .iter()
+        .map(|(k, g)| MemopRow {
+            kind: if *k == MemKind::Set {
+                "memset"
+            } else {
+                "memcpy"
+            },
+            key: g.label.clone(),
+            count: g.count,
+            total_ns: g.total_ns,
+            mean_ns: g.total_ns as f64 / g.count.max(1) as f64,
+            std_ns: g.std_ns(),
+            min_ns: g.min_ns,
+            max_ns: g.max_ns,
+            share_pct: pct(g.total_ns),
+            bytes: (g.bytes_n > 0).then_some(g.bytes),
+            bytes_ops: g.bytes_n,
+            gbs: (g.bytes_ns > 0).then(|| g.bytes as f64 / g.bytes_ns as f64),
+        })
+        .collect();
+    GpuTime {
+        share_of: GPU_TIME_SHARE_OF,
+        kernel_ns,
+        memcpy_ns,
+        memset_ns,
+        total_ns: total,
+        kernel_pct: pct(kernel_ns),
+        rows,
+    }
+}
+
+fn write_gpu_time_table<W: Write>(mut w: W, g: &GpuTime) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(
+        w,
+        "GPU time with copies and sets: {} ns (the sum of the durations of all kernels, copies and sets): kernels {} ns ({:.2} %), copies {} ns, sets {} ns. Share below = % of that sum.",
+        g.total_ns, g.kernel_ns, g.kernel_pct, g.memcpy_ns, g.memset_ns
+    )?;
+    if g.rows.is_empty() {
+        writeln!(w, "(no copies or sets in the input)")?;
+        return Ok(());
+    }
+    let mut t = text::table(
+        &[
+            "Kind",
+            "Direction",
+            "Count",
+            "Total (ns)",
+            "Mean (ns)",
+            "Std dev (ns)",
+            "Min (ns)",
+            "Max (ns)",
+            "Share (%)",
+            "Bytes",
+            "GB/s",
+        ],
+        &[2, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
+    for x in &g.rows {
+        t.add_row(vec![
+            x.kind.to_owned(),
+            if x.kind == "memset" {
+                "-".to_owned()
+            } else {
+                x.key.clone()
+            },
+            x.count.to_string(),
+            x.total_ns.to_string(),
+            format!("{:.0}", x.mean_ns),
+            format!("{:.0}", x.std_ns),
+            x.min_ns.to_string(),
+            x.max_ns.to_string(),
+            format!("{:.2}", x.share_pct),
+            x.bytes.map_or("-".into(), |b| b.to_string()),
+            text::opt(x.gbs, 3),
+        ]);
+    }
+    w.write_all(text::render(&t).as_bytes())
 }
 
 /// Write the whole report as one JSON document (and a newline).

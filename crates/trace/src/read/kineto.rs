@@ -222,6 +222,7 @@ impl Builder {
             bytes,
             total_allocated: num_i64(args.get("Total Allocated")),
             total_reserved: num_i64(args.get("Total Reserved")),
+            correlation: None,
         });
     }
 
@@ -322,7 +323,9 @@ impl Builder {
             Kind::Mem => {
                 let is_set = cat == "gpu_memset" || cat == "Memset";
                 let (kind, (src_mem, dst_mem)) = if is_set {
-                    (MemKind::Set, (MemoryKind::Unknown, MemoryKind::Unknown))
+                    // `Memset (Device)`: the kind of the memory set
+                    let set_mem = MemoryKind::from_kineto_name(&name).0;
+                    (MemKind::Set, (set_mem, MemoryKind::Unknown))
                 } else {
                     (
                         MemKind::Copy(CopyKind::from_name(&name)),

@@ -125,6 +125,18 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
     } else {
         Vec::new()
     };
+    let mem_pools = match db.resolve("CUDA_GPU_MEMORY_POOL_EVENTS") {
+        Some(t) if opts.mem_events => {
+            let (pools, skipped) = read_mem_pools(db, &t)?;
+            if skipped > 0 {
+                notes.push(format!(
+                    "{skipped} rows of {t} without a time or an operation were skipped"
+                ));
+            }
+            pools
+        }
+        _ => Vec::new(),
+    };
     let syncs = if opts.syncs {
         match db.resolve("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") {
             Some(t) => read_syncs(db, &t)?,
@@ -148,6 +160,7 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
     trace.memops = memops.into_iter().map(|(m, _)| m).collect();
     trace.devices = devices;
     trace.mem_events = mem_events;
+    trace.mem_pools = mem_pools;
     trace.syncs = syncs;
     trace.clock = clock_origin(db);
     trace.missing = missing;
@@ -181,6 +194,7 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
             "address",
             "bytes",
             "memoryOperationType",
+            "correlationId",
         ],
         &["start", "bytes"],
     )?;
@@ -213,6 +227,7 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
                 bytes: sign * bytes.abs(),
                 total_allocated: None,
                 total_reserved: None,
+                correlation: int(6)?,
             });
         }
         Ok(())
@@ -220,6 +235,59 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
     stats.mem_events = out.len() as u64;
     Ok(out)
+}
+
+/// `CUDA_GPU_MEMORY_POOL_EVENTS` rows (rprof_model::mempool); rows
+/// without a time or an operation are skipped.
+fn read_mem_pools(db: &Db, table: &str) -> Result<(Vec<rprof_model::mempool::MemPoolEvent>, u64)> {
+    use rprof_model::mempool::{MemPoolEvent, PoolOp};
+    let (list, _) = db.select_list(
+        table,
+        &[
+            "start",
+            "globalPid",
+            "deviceId",
+            "address",
+            "operationType",
+            "poolType",
+            "correlationId",
+            "minBytesToKeep",
+            "localMemoryPoolReleaseThreshold",
+            "localMemoryPoolSize",
+            "localMemoryPoolUtilizedSize",
+        ],
+        &["start", "operationType"],
+    )?;
+    let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
+    let mut out = Vec::new();
+    let mut skipped = 0u64;
+    let mut run = || -> rusqlite::Result<()> {
+        let mut st = db.conn.prepare(&sql)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let int = |i: usize| int_at(r, i);
+            let (Some(ts), Some(op)) = (int(0)?, int(4)?) else {
+                skipped += 1;
+                continue;
+            };
+            out.push(MemPoolEvent {
+                ts_ns: ts,
+                pid: int(1)?.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                device: int(2)?.unwrap_or(0),
+                addr: int(3)?.map(|a| a as u64),
+                op: PoolOp::from_code(op),
+                pool_type: int(5)?,
+                correlation: int(6)?,
+                min_bytes_to_keep: int(7)?,
+                release_threshold: int(8)?,
+                size: int(9)?,
+                utilized: int(10)?,
+            });
+        }
+        Ok(())
+    };
+    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    Ok((out, skipped))
 }
 
 fn read_string_ids(db: &Db) -> Result<Vec<(i64, String)>> {
