@@ -789,7 +789,7 @@ fn summary_counts_copies_and_sets() {
         "{csv}"
     );
     assert!(
-        lines[2].starts_with("DtoH,1,400,400,0,400,400,40,,0,2000,1,,5,memcpy"),
+        lines[2].starts_with("DtoH,1,400,400,400,0,400,400,40,,0,2000,1,,5,memcpy"),
         "{csv}"
     );
     assert!(lines[4].starts_with("memset,2,110,55,"), "{csv}");

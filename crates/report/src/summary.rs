@@ -618,6 +618,7 @@ fn write_csv_rows<W: Write>(w: W, r: &SummaryReport, kind: bool) -> io::Result<(
                 x.count.to_string(),
                 x.total_ns.to_string(),
                 x.mean_ns.to_string(),
+                x.median_ns.to_string(),
                 x.std_ns.to_string(),
                 x.min_ns.to_string(),
                 x.max_ns.to_string(),
@@ -669,6 +670,8 @@ pub struct MemopRow {
     pub total_ns: i128,
     /// Mean, ns.
     pub mean_ns: f64,
+    /// Median, ns.
+    pub median_ns: f64,
     /// Sample standard deviation, ns.
     pub std_ns: f64,
     /// Shortest, ns.
@@ -747,6 +750,7 @@ pub fn gpu_time(kernel_ns: i128, memops: &[rprof_model::trace::MemOp]) -> GpuTim
             count: g.count,
             total_ns: g.total_ns,
             mean_ns: g.total_ns as f64 / g.count.max(1) as f64,
+            median_ns: g.median_ns(),
             std_ns: g.std_ns(),
             min_ns: g.min_ns,
             max_ns: g.max_ns,
@@ -785,6 +789,7 @@ fn write_gpu_time_table<W: Write>(mut w: W, g: &GpuTime) -> io::Result<()> {
             "Count",
             "Total (ns)",
             "Mean (ns)",
+            "Median (ns)",
             "Std dev (ns)",
             "Min (ns)",
             "Max (ns)",
@@ -792,7 +797,7 @@ fn write_gpu_time_table<W: Write>(mut w: W, g: &GpuTime) -> io::Result<()> {
             "Bytes",
             "GB/s",
         ],
-        &[2, 3, 4, 5, 6, 7, 8, 9, 10],
+        &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
     );
     for x in &g.rows {
         t.add_row(vec![
@@ -805,6 +810,7 @@ fn write_gpu_time_table<W: Write>(mut w: W, g: &GpuTime) -> io::Result<()> {
             x.count.to_string(),
             x.total_ns.to_string(),
             format!("{:.0}", x.mean_ns),
+            format!("{:.0}", x.median_ns),
             format!("{:.0}", x.std_ns),
             x.min_ns.to_string(),
             x.max_ns.to_string(),
