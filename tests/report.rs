@@ -86,7 +86,7 @@ fn report_on_nvprof_fixture_is_wellformed_and_selfcontained() {
     let doc = parse(&html);
     assert_self_contained(&doc, &html);
     let ids = section_ids(&doc);
-    for want in ["overview", "utilization", "ops", "kernels", "copies"] {
+    for want in ["overview", "utilization", "ops", "kernels", "memory"] {
         assert!(ids.iter().any(|i| i == want), "no section {want}: {ids:?}");
     }
     let svgs = doc
@@ -254,4 +254,96 @@ fn a_real_browser_renders_the_report() {
         dark_blue > 100,
         "no chart drawn ({dark_blue} dark-blue pixels)"
     );
+}
+
+/// One export holding two processes: the page has the memory and the
+/// distributed sections, and each rank's busy % equals the union of its
+/// kernels (SQL rows merged here) over its own span.
+#[test]
+fn report_of_two_processes_has_memory_and_distributed_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("nsys-ai/mfu_2gpu_before.sqlite");
+    let html = report(&input, dir.path());
+    let doc = parse(&html);
+    assert_self_contained(&doc, &html);
+    let ids = section_ids(&doc);
+    for want in ["memory", "distributed"] {
+        assert!(ids.iter().any(|i| i == want), "no section {want}: {ids:?}");
+    }
+    let db =
+        rusqlite::Connection::open_with_flags(&input, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut st = db
+        .prepare("SELECT DISTINCT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY globalPid")
+        .unwrap();
+    let pids: Vec<i64> = st
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(pids.len(), 2);
+    let table = doc
+        .descendants()
+        .find(|n| {
+            n.tag_name().name() == "caption" && n.text().is_some_and(|t| t.starts_with("Per rank"))
+        })
+        .and_then(|c| c.parent())
+        .unwrap();
+    let rows: Vec<Vec<String>> = table
+        .descendants()
+        .filter(|n| n.tag_name().name() == "tr")
+        .skip(1)
+        .map(|tr| {
+            tr.children()
+                .filter(|c| c.is_element())
+                .map(|c| c.text().unwrap_or("").to_owned())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for (rank, pid) in pids.iter().enumerate() {
+        let mut st = db
+            .prepare("SELECT start, \"end\" FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ?1")
+            .unwrap();
+        let mut iv: Vec<(i64, i64)> = st
+            .query_map([pid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let lo = iv.iter().map(|r| r.0).min().unwrap();
+        let hi = iv.iter().map(|r| r.1).max().unwrap();
+        let busy = busy_ns(&mut iv);
+        let want = format!("{:.1}", 100.0 * busy as f64 / (hi - lo) as f64);
+        assert_eq!(rows[rank][0], rank.to_string());
+        assert_eq!(rows[rank][4], want, "rank {rank}");
+    }
+}
+
+/// Several rank files make the job page.
+#[test]
+fn report_of_a_job_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job");
+    std::fs::create_dir(&job).unwrap();
+    for rank in 0..2 {
+        let k2 = 300 + rank * 100;
+        std::fs::write(
+            job.join(format!("rank{rank}.pt.trace.json")),
+            format!(
+                r#"{{"distributedInfo":{{"backend":"nccl","rank":{rank},"world_size":2}},
+                "traceEvents":[
+                  {{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":2,"args":{{"correlation":1}}}},
+                  {{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":2,"args":{{"correlation":2}}}},
+                  {{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":100,"dur":100,"args":{{"correlation":1,"device":0,"stream":7}}}},
+                  {{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":7,"ts":{k2},"dur":50,"args":{{"correlation":2,"device":0,"stream":7}}}}
+                ]}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let html = report(&job, dir.path());
+    let doc = parse(&html);
+    assert_self_contained(&doc, &html);
+    assert_eq!(section_ids(&doc), ["overview", "distributed"]);
+    assert!(html.contains("job of 2 ranks"));
 }

@@ -106,7 +106,7 @@ Examples:
   rprof dist traces/ --step 'ProfilerStep#\\d+'";
 
 /// Profiles in a directory: `*.json`, `*.json.gz`, `*.sqlite`, by name.
-fn expand(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn expand(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
         if p.is_dir() {
@@ -144,7 +144,11 @@ fn expand(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn read_one(path: &Path, index: usize, step: &regex::Regex) -> anyhow::Result<dist::FileSummary> {
+pub(crate) fn read_one(
+    path: &Path,
+    index: usize,
+    step: &regex::Regex,
+) -> anyhow::Result<dist::FileSummary> {
     let trace = read::read(path, ReadOptions::default())?;
     Ok(dist::summarize(&trace, index, step))
 }

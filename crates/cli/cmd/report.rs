@@ -14,12 +14,15 @@ use rprof_trace::read::{self, ReadOptions};
 use crate::out::UsageError;
 
 /// One self-contained HTML report: overview, utilization over time, top ops
-/// and kernels, roofline, copies, recommendations.
+/// and kernels, roofline, memory and copies, the distributed view,
+/// recommendations.
 ///
 /// The page has no external scripts, styles, fonts or images and opens
 /// offline in any browser; its charts are inline SVG. Every figure says what
-/// it is a share of (see docs/reports.md, "report"). With `--svg DIR` the
-/// charts are also written as SVG files, for slides and papers.
+/// it is a share of (see docs/reports.md, "report"). Several files, or a
+/// directory of rank traces, give the page of the whole job (per-rank
+/// breakdown, collectives, stragglers). With `--svg DIR` the charts are
+/// also written as SVG files, for slides and papers.
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct ReportArgs {
@@ -35,60 +38,67 @@ pub struct ReportArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// A profile: nsys or nvprof SQLite, or a PyTorch-profiler trace.
-    pub file: PathBuf,
+    /// Steps for the distributed view: ranges whose name matches this
+    /// regular expression.
+    #[arg(long, value_name = "REGEX", default_value = r"ProfilerStep#\d+")]
+    pub step: String,
+
+    /// A profile (nsys or nvprof SQLite, PyTorch-profiler trace), or several
+    /// profiles or a directory of them (one job, one rank each).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
 }
 
 const AFTER_HELP: &str = "\
 Examples:
   rprof report net.sqlite -o report.html
   rprof report trace.pt.trace.json.gz -o report.html
+  rprof report traces/ -o job.html          # every rank of a job
   rprof report net.sqlite --svg plots/";
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
     if args.output.is_none() && args.svg.is_none() {
         return Err(UsageError("give -o FILE (the page) or --svg DIR (the charts)".into()).into());
     }
+    let step = regex::RegexBuilder::new(&args.step)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| UsageError(format!("--step: not a regular expression: {e}")))?;
+    let files = super::dist::expand(&args.inputs)?;
     if let Some(o) = &args.output
         && o.as_os_str() != "-"
-        && same_file(o, &args.file)
+        && files.iter().any(|f| same_file(o, f))
     {
         return Err(UsageError(format!(
-            "-o {}: that is the input; refusing to overwrite it",
+            "-o {}: that is an input; refusing to overwrite it",
             o.display()
         ))
         .into());
     }
-    let mut trace = read::read(
-        &args.file,
-        ReadOptions {
-            compat: false,
-            ..ReadOptions::everything()
-        },
-    )?;
-    // attribution needs only the ranges of launching threads; the page's
-    // other figures read the trace's own tables
-    let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
-    let mut builder = PageBuilder::new(trace.devices.clone());
-    let mut models = Models::new();
-    let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
-        let resolved = models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
-        builder.add(recs, &est);
-        Ok(())
-    })?;
-    if !args.quiet {
-        eprintln!(
-            "rprof: {}: {} kernels, {} records, {} copies and sets, {} API calls",
-            trace.path.display(),
-            trace.kernels.len(),
-            stats.records,
-            trace.memops.len(),
-            trace.api_calls.len()
-        );
-    }
-    let command = format!("rprof report {}", args.file.display());
-    let page = builder.finish(&trace, &command);
+    let command = format!(
+        "rprof report {}",
+        args.inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let page = if files.len() == 1 {
+        one_profile(&files[0], &step, &command, args.quiet)?
+    } else {
+        use rayon::prelude::*;
+        let results: Vec<anyhow::Result<rprof_report::dist::FileSummary>> = files
+            .par_iter()
+            .enumerate()
+            .map(|(i, f)| super::dist::read_one(f, i, &step))
+            .collect();
+        let mut summaries = Vec::with_capacity(results.len());
+        for r in results {
+            summaries.push(r?);
+        }
+        let report = rprof_report::dist::build(summaries)?;
+        html::job_page(&report, &command)
+    };
     if let Some(dir) = &args.svg {
         let written = html::write_svgs(dir, &page)
             .with_context(|| format!("cannot write the charts into {}", dir.display()))?;
@@ -148,4 +158,52 @@ fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The page of one profile: one read feeds every section.
+fn one_profile(
+    file: &std::path::Path,
+    step: &regex::Regex,
+    command: &str,
+    quiet: bool,
+) -> anyhow::Result<html::Page> {
+    let mut trace = read::read(
+        file,
+        ReadOptions {
+            compat: false,
+            ..ReadOptions::everything()
+        },
+    )?;
+    // the distributed view of the processes and GPUs in this one file
+    let dist = rprof_report::dist::build(vec![rprof_report::dist::summarize(&trace, 0, step)]).ok();
+    let mem = rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default());
+    // attribution needs only the ranges of launching threads; the page's
+    // other figures read the trace's own tables
+    let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+    let mut builder = PageBuilder::new(trace.devices.clone());
+    let mut models = Models::new();
+    let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
+        let resolved = models.resolve(recs);
+        let est = model::estimate(recs, &resolved);
+        builder.add(recs, &est);
+        Ok(())
+    })?;
+    if !quiet {
+        eprintln!(
+            "rprof: {}: {} kernels, {} records, {} copies and sets, {} API calls",
+            trace.path.display(),
+            trace.kernels.len(),
+            stats.records,
+            trace.memops.len(),
+            trace.api_calls.len()
+        );
+    }
+    Ok(builder.finish(
+        &trace,
+        command,
+        html::Views {
+            mem: Some(mem),
+            dist,
+        },
+    ))
 }

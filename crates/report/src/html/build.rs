@@ -19,6 +19,15 @@ pub const MAX_BUCKETS: i64 = 400;
 /// Rows of the top-op and top-kernel charts and tables.
 pub const TOP: usize = 15;
 
+/// The job-level views computed for the page, each by its own module.
+#[derive(Default)]
+pub struct Views {
+    /// `rprof mem`'s report and curve.
+    pub mem: Option<(crate::mem::MemReport, Vec<crate::mem::CurvePoint>)>,
+    /// `rprof dist`'s report (shown when the input holds two ranks or more).
+    pub dist: Option<crate::dist::DistReport>,
+}
+
 /// Collects the per-kernel part of the page.
 pub struct PageBuilder {
     by_op: Summarizer,
@@ -97,7 +106,7 @@ impl PageBuilder {
 
     /// The page. `trace` is the profile the records came from (its
     /// kernels, copies, API calls and ranges feed the timeline sections).
-    pub fn finish(self, trace: &Trace, command: &str) -> Page {
+    pub fn finish(self, trace: &Trace, command: &str, views: Views) -> Page {
         let mut page = Page {
             title: format!("rprof report: {}", trace.path.display()),
             footer: format!("Made by {command} (rprof {}).", env!("CARGO_PKG_VERSION")),
@@ -122,10 +131,25 @@ impl PageBuilder {
         if let Some(s) = roofline_section(&self.devices, self.roof) {
             page.sections.push(s);
         }
-        if let Some(s) = copies_section(trace) {
-            page.sections.push(s);
+        match &views.mem {
+            Some((m, curve)) => {
+                let (s, recs) = super::views::mem_section(m, curve);
+                page.sections.push(s);
+                page.recommendations.extend(recs);
+            }
+            None => {
+                if let Some(s) = copies_section(trace) {
+                    page.sections.push(s);
+                }
+            }
         }
-        page.recommendations.extend(api_recommendations(trace));
+        if let Some(d) = views.dist.as_ref().filter(|d| d.ranks.len() >= 2) {
+            let (s, recs) = super::views::dist_section(d);
+            page.sections.push(s);
+            page.recommendations.extend(recs);
+        }
+        page.recommendations
+            .extend(api_recommendations(trace, views.mem.is_none()));
         page
     }
 }
@@ -478,7 +502,7 @@ fn copies_section(trace: &Trace) -> Option<Section> {
 
 /// `nsys analyze`'s rules on API calls: synchronisation calls, synchronous
 /// copies and sets, asynchronous copies from pageable memory.
-fn api_recommendations(trace: &Trace) -> Vec<Recommendation> {
+fn api_recommendations(trace: &Trace, copy_rules: bool) -> Vec<Recommendation> {
     use rprof_model::{ApiKind, MemoryKind};
     let mut out = Vec::new();
     let syncs: Vec<_> = trace
@@ -495,6 +519,10 @@ fn api_recommendations(trace: &Trace) -> Vec<Recommendation> {
             section: "overview".into(),
             rule_of: "nsys analyze (cuda_api_sync)".into(),
         });
+    }
+    if !copy_rules {
+        // the memory view applies the copy rules itself
+        return out;
     }
     let blocking = trace
         .api_calls

@@ -344,24 +344,26 @@ fn stacked(
         })
         .collect();
     let top = finite_max(totals.iter().copied()).max(1e-9) * 1.1;
+    // a segmented axis puts each category's label under the middle of its
+    // bar (plotters makes one segment per value of the closed range 0..=n-1)
     let mut c = ChartBuilder::on(root)
         .caption(label(title, 120), ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(60)
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..n as f64, 0.0..top)
+        .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top)
         .map_err(e)?;
     let cats: Vec<String> = categories.iter().map(|s| label(s, 24)).collect();
+    // at most 40 labels; with more bars every k-th is labelled
+    let every = n.div_ceil(40).max(1);
     c.configure_mesh()
         .disable_x_mesh()
         .x_labels(n.min(40))
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - x.floor() - 0.5).abs() < 1e-9 || n <= 40 {
-                cats.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) if (*i as usize) % every == 0 => {
+                cats.get(*i as usize).cloned().unwrap_or_default()
             }
+            _ => String::new(),
         })
         .y_desc(label(y_label, 80))
         .label_style(("sans-serif", 13))
@@ -370,7 +372,7 @@ fn stacked(
     let mut base = vec![0.0f64; n];
     for (si, (name, vals)) in series.iter().enumerate() {
         let col = color(si);
-        let rects: Vec<Rectangle<(f64, f64)>> = (0..n)
+        let rects: Vec<_> = (0..n)
             .map(|i| {
                 let v = vals
                     .get(i)
@@ -378,10 +380,14 @@ fn stacked(
                     .filter(|x| x.is_finite())
                     .unwrap_or(0.0)
                     .max(0.0);
-                let r = Rectangle::new(
-                    [(i as f64 + 0.15, base[i]), (i as f64 + 0.85, base[i] + v)],
+                let mut r = Rectangle::new(
+                    [
+                        (SegmentValue::Exact(i as i32), base[i]),
+                        (SegmentValue::Exact(i as i32 + 1), base[i] + v),
+                    ],
                     col.filled(),
                 );
+                r.set_margin(0, 0, 6, 6);
                 base[i] += v;
                 r
             })

@@ -9,8 +9,10 @@
 
 mod build;
 pub mod chart;
+mod views;
 
-pub use build::{MAX_BUCKETS, PageBuilder, TOP};
+pub use build::{MAX_BUCKETS, PageBuilder, TOP, Views};
+pub use views::{dist_section, job_page, mem_section};
 
 use std::io::{self, Write};
 
