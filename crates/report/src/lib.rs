@@ -11,6 +11,8 @@
 //! - [`summary`]: `rprof summary`, kernel time grouped by a key.
 //! - [`gpu`]: `rprof gpu`, utilization, SM efficiency, occupancy, kernel
 //!   view, roofline, the Kineto occupancy check.
+//! - [`diff`]: `rprof diff`, two runs per key with a Mann-Whitney U
+//!   test over the per-step times, and the whole-run figures.
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -27,6 +29,7 @@
 
 pub mod chrome;
 pub mod column;
+pub mod diff;
 pub mod gpu;
 pub mod model;
 pub mod printer;
