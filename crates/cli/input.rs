@@ -141,7 +141,8 @@ pub fn load(
     Ok((trace, enclosing))
 }
 
-fn summary(trace: &Trace, records: u64, without_nvtx: u64) {
+/// The parse summary line(s) on stderr.
+pub fn summary(trace: &Trace, records: u64, without_nvtx: u64) {
     let s = &trace.stats;
     let mut e = io::stderr().lock();
     let _ = writeln!(

@@ -151,10 +151,19 @@ pub struct RunInfo {
     pub rank: Option<i64>,
     /// Number of ranks.
     pub world_size: Option<i64>,
-    /// Step ranges found in the profile: text and summed duration, ns
-    /// (`None`: the input has no range times, as record files).
-    #[serde(skip)]
-    pub step_ranges: Option<Vec<(String, i64)>>,
+}
+
+/// A step range of a profile: its process, times and text.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StepRange {
+    /// Start, ns (first: ranges sort by time).
+    pub start_ns: i64,
+    /// End, ns.
+    pub end_ns: i64,
+    /// Process of the thread that pushed it.
+    pub pid: Option<u64>,
+    /// The range text.
+    pub text: String,
 }
 
 #[derive(Clone, Debug)]
@@ -202,6 +211,10 @@ pub struct Side {
     outside_kernels: u64,
     outside_ns: i128,
     steps_dropped: u64,
+    /// Step ranges per process: (start, end, step), by start.
+    step_ranges: HashMap<Option<u64>, Vec<(i64, i64, u32)>>,
+    /// Each step's summed range time, ns (`None`: no range times).
+    step_time_ns: Vec<Option<i64>>,
     spans: Vec<Span>,
     untimed: u64,
     processes: BTreeSet<u64>,
@@ -223,6 +236,8 @@ impl Side {
             outside_kernels: 0,
             outside_ns: 0,
             steps_dropped: 0,
+            step_ranges: HashMap::new(),
+            step_time_ns: Vec::new(),
             spans: Vec::new(),
             untimed: 0,
             processes: BTreeSet::new(),
@@ -281,21 +296,64 @@ impl Side {
         }
     }
 
-    /// The step a kernel belongs to: the outermost enclosing range that
-    /// is a step.
-    fn step_of(&mut self, rec: &Record<'_>) -> Option<u32> {
-        let text = rec.stack.iter().find(|t| self.steps.is_match(t))?;
-        if let Some(&i) = self.step_index.get(text.as_ref()) {
+    /// The step ranges of a profile (call before adding kernels): a
+    /// kernel whose launch call starts inside one of its process's step
+    /// ranges belongs to that step, whichever thread launched it (the
+    /// backward pass runs on another thread than the step range's). Steps
+    /// are numbered in time order; ranges with the same text are one
+    /// step.
+    pub fn set_step_ranges(&mut self, mut ranges: Vec<StepRange>) {
+        ranges.sort();
+        for r in ranges {
+            let Some(i) = self.step_id(&r.text) else {
+                continue;
+            };
+            if let Some(t) = self.step_time_ns.get_mut(i as usize) {
+                *t = Some(t.unwrap_or(0).saturating_add(r.end_ns.saturating_sub(r.start_ns)));
+            }
+            self.step_ranges
+                .entry(r.pid)
+                .or_default()
+                .push((r.start_ns, r.end_ns, i));
+        }
+    }
+
+    /// The number of step `text`, new ones numbered in turn (`None` past
+    /// [`MAX_STEPS`]).
+    fn step_id(&mut self, text: &str) -> Option<u32> {
+        if let Some(&i) = self.step_index.get(text) {
             return Some(i);
         }
         if self.step_names.len() >= MAX_STEPS {
-            self.steps_dropped += 1;
             return None;
         }
         let i = self.step_names.len() as u32;
-        self.step_names.push(text.to_string());
-        self.step_index.insert(text.to_string(), i);
+        self.step_names.push(text.to_owned());
+        self.step_index.insert(text.to_owned(), i);
+        self.step_time_ns.push(None);
         Some(i)
+    }
+
+    /// The step a kernel belongs to: the step range of its process in
+    /// which its launch call starts, else the outermost step range
+    /// enclosing the launch on the launching thread (record files).
+    fn step_of(&mut self, rec: &Record<'_>) -> Option<u32> {
+        if let Some(list) = self.step_ranges.get(&rec.pid)
+            && let Some(t) = rec.launch_start_ns.or(rec.start_ns)
+        {
+            let n = list.partition_point(|r| r.0 <= t);
+            if let Some(&(_, end, i)) = n.checked_sub(1).and_then(|n| list.get(n))
+                && t < end
+            {
+                return Some(i);
+            }
+        }
+        let text = rec.stack.iter().find(|t| self.steps.is_match(t))?;
+        let id = self.step_id(text);
+        if id.is_none() {
+            self.steps_dropped += 1;
+        }
+        id
     }
 
     /// Count one kernel.
@@ -364,41 +422,10 @@ impl Side {
         }
     }
 
-    /// The run's groups and figures. `info` adds what the profile says
-    /// about itself (step range times, devices, rank).
+    /// The run's groups and figures; `info` is what the input says about
+    /// itself (devices, rank).
     pub fn finish(mut self, info: RunInfo) -> SideData {
-        // steps the profile has but no kernel ran in: zeros for every key
-        let mut step_time_ns: Vec<Option<i64>> = vec![None; self.step_names.len()];
-        if let Some(ranges) = &info.step_ranges {
-            let mut extra: Vec<&(String, i64)> = Vec::new();
-            for r in ranges {
-                match self.step_index.get(&r.0) {
-                    Some(&i) => {
-                        if let Some(t) = step_time_ns.get_mut(i as usize) {
-                            *t = Some(t.unwrap_or(0).saturating_add(r.1));
-                        }
-                    }
-                    None => extra.push(r),
-                }
-            }
-            extra.sort();
-            for r in extra {
-                if self.step_names.len() >= MAX_STEPS {
-                    self.steps_dropped += 1;
-                    continue;
-                }
-                if let Some(&i) = self.step_index.get(&r.0) {
-                    if let Some(t) = step_time_ns.get_mut(i as usize) {
-                        *t = Some(t.unwrap_or(0).saturating_add(r.1));
-                    }
-                    continue;
-                }
-                self.step_index
-                    .insert(r.0.clone(), self.step_names.len() as u32);
-                self.step_names.push(r.0.clone());
-                step_time_ns.push(Some(r.1));
-            }
-        }
+        let step_time_ns = std::mem::take(&mut self.step_time_ns);
         let n_steps = self.step_names.len();
         let mut step_kernel_ns = vec![0i128; n_steps];
         let groups = self
