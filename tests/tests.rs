@@ -4,6 +4,7 @@
 #[macro_use]
 mod util;
 
+mod diff;
 mod export;
 mod gpu;
 mod kineto;

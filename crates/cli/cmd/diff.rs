@@ -14,6 +14,7 @@ use rprof_report::diff::{
 use rprof_report::model::{self, Models};
 use rprof_trace::build::{self, BuildOptions};
 use rprof_trace::model::Trace;
+use rprof_trace::read::{self, ReadOptions};
 use rprof_trace::strings::StrRef;
 
 use crate::input::{self, Input};
@@ -193,7 +194,16 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
     };
     match &source {
         Input::Profile(p) => {
-            let (trace, enclosing) = input::load(p, opts)?;
+            // ranges of every thread: the step ranges are often on a thread
+            // that launched no kernel (the backward pass runs on another)
+            let mut trace = read::read(
+                p,
+                ReadOptions {
+                    all_ranges: true,
+                    ..ReadOptions::default()
+                },
+            )?;
+            let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
             let name = p.display().to_string();
             let info = run_info(&trace, &name);
             side.set_step_ranges(step_ranges(&trace, steps));
