@@ -116,11 +116,17 @@ fn synthetic_pair_hand_computed() {
     assert_eq!(a["test_step_ns"], serde_json::json!([2000, 2000, 2000]));
     let p = 0.04685417760387376;
     for key in ["a", "b", "d"] {
-        assert!((rows[key]["p_value"].as_f64().unwrap() - p).abs() < 1e-12, "{key}");
+        assert!(
+            (rows[key]["p_value"].as_f64().unwrap() - p).abs() < 1e-12,
+            "{key}"
+        );
         assert_eq!(rows[key]["significant"], true, "{key}");
     }
     // b runs on another thread than the step ranges: in its step by time
-    assert_eq!(rows["b"]["base_step_ns"], serde_json::json!([500, 500, 500]));
+    assert_eq!(
+        rows["b"]["base_step_ns"],
+        serde_json::json!([500, 500, 500])
+    );
     assert_eq!(rows["b"]["status"], "removed");
     assert_eq!(rows["b"]["delta_pct"], -100.0);
     assert_eq!(rows["d"]["status"], "added");
@@ -147,10 +153,16 @@ fn synthetic_pair_hand_computed() {
             .clone()
     };
     let st = fig("step time");
-    assert_eq!((st["base"].as_f64(), st["test"].as_f64()), (Some(27000.0), Some(27000.0)));
+    assert_eq!(
+        (st["base"].as_f64(), st["test"].as_f64()),
+        (Some(27000.0), Some(27000.0))
+    );
     assert_eq!(st["p_value"], 1.0);
     let span = fig("GPU span");
-    assert_eq!((span["base"].as_f64(), span["test"].as_f64()), (Some(24290.0), Some(24310.0)));
+    assert_eq!(
+        (span["base"].as_f64(), span["test"].as_f64()),
+        (Some(24290.0), Some(24310.0))
+    );
     let u = fig("utilization");
     assert!((u["base"].as_f64().unwrap() - 5400.0 / 24290.0 * 100.0).abs() < 1e-9);
     assert!((u["test"].as_f64().unwrap() - 8100.0 / 24310.0 * 100.0).abs() < 1e-9);
@@ -183,12 +195,33 @@ fn fail_above_exit_status() {
     let dir = tempfile::tempdir().unwrap();
     let base = pair_trace(dir.path(), "base.sqlite", false, 3);
     let test = pair_trace(dir.path(), "test.sqlite", true, 3);
-    let out = run(rprof().args(["diff", "-q", "--by", "kernel", "--fail-above", "50", s(&base), s(&test)]));
+    let out = run(rprof().args([
+        "diff",
+        "-q",
+        "--by",
+        "kernel",
+        "--fail-above",
+        "50",
+        s(&base),
+        s(&test),
+    ]));
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("2 key(s) regressed by more than 50 %"), "{err}");
+    assert!(
+        err.contains("2 key(s) regressed by more than 50 %"),
+        "{err}"
+    );
     // the other way round nothing got slower but c (0): exit 0
-    let out = run(rprof().args(["diff", "-q", "--by", "kernel", "--fail-above", "0", s(&test), s(&base)]));
+    let out = run(rprof().args([
+        "diff",
+        "-q",
+        "--by",
+        "kernel",
+        "--fail-above",
+        "0",
+        s(&test),
+        s(&base),
+    ]));
     assert_eq!(out.status.code(), Some(3), "b is new in that direction");
     // c alone: base and test per step 300/310/290 vs 300/290/310: never
     let (v, code) = diff_json(&["--by", "kernel", "--fail-above", "0", s(&base), s(&base)]);
@@ -252,8 +285,14 @@ fn record_file_against_profile() {
     assert_eq!(v["totals"]["base_total_ns"], 5400);
     let csv = run(rprof().args(["diff", "-q", "--csv", "--by", "kernel", s(&base), s(&dict)]));
     let csv = String::from_utf8(csv.stdout).unwrap();
-    assert!(csv.starts_with("key,status,base_count,test_count,base_total_ns,"), "{csv}");
-    assert!(csv.contains("\na,both,3,3,3000,3000,1000,1000,0,0,"), "{csv}");
+    assert!(
+        csv.starts_with("key,status,base_count,test_count,base_total_ns,"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\na,both,3,3,3000,3000,1000,1000,0,0,"),
+        "{csv}"
+    );
 }
 
 #[test]
@@ -320,10 +359,17 @@ fn kineto_facts(path: &Path) -> (usize, i128, usize) {
 fn corpus_kineto_traces() {
     let corpus = corpus_or_skip!();
     let control = corpus.join("kineto-hta/trace_diff_control.json.gz");
-    let resnet = corpus.join("kineto-tbplugin/resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz");
+    let resnet = corpus
+        .join("kineto-tbplugin/resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz");
     let (v, code) = diff_json(&["--fail-above", "0", s(&control), s(&control)]);
     assert_eq!(code, 0);
-    assert!(v["rows"].as_array().unwrap().iter().all(|r| r["delta_ns"] == 0));
+    assert!(
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["delta_ns"] == 0)
+    );
     let (kc, nsc, stc) = kineto_facts(&control);
     let (kr, nsr, str_) = kineto_facts(&resnet);
     let (v, _) = diff_json(&["--by", "op", s(&control), s(&resnet)]);
@@ -334,11 +380,25 @@ fn corpus_kineto_traces() {
     assert_eq!(v["base"]["steps"].as_array().unwrap().len(), stc);
     assert_eq!(v["test"]["steps"].as_array().unwrap().len(), str_);
     let rows = v["rows"].as_array().unwrap();
-    let sum = |f: &str| rows.iter().map(|r| r[f].as_i64().unwrap() as i128).sum::<i128>();
+    let sum = |f: &str| {
+        rows.iter()
+            .map(|r| r[f].as_i64().unwrap() as i128)
+            .sum::<i128>()
+    };
     assert_eq!((sum("base_total_ns"), sum("test_total_ns")), (nsc, nsr));
     let diffs = v["input_differences"].as_array().unwrap();
-    assert!(diffs.iter().any(|d| d.as_str().unwrap().starts_with("devices differ")), "{diffs:?}");
-    assert!(diffs.iter().any(|d| d.as_str().unwrap().starts_with("ranks differ")), "{diffs:?}");
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.as_str().unwrap().starts_with("devices differ")),
+        "{diffs:?}"
+    );
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.as_str().unwrap().starts_with("ranks differ")),
+        "{diffs:?}"
+    );
     // sorted by |Δ|, largest first
     let deltas: Vec<i128> = rows
         .iter()

@@ -175,7 +175,13 @@ fn step_ranges(trace: &Trace, steps: &StepMatcher) -> Vec<StepRange> {
 fn devices(d: &[rprof_trace::model::DeviceInfo]) -> Vec<String> {
     let mut v: Vec<String> = d
         .iter()
-        .map(|d| format!("{}: {}", d.device, d.name.as_deref().unwrap_or("unnamed GPU")))
+        .map(|d| {
+            format!(
+                "{}: {}",
+                d.device,
+                d.name.as_deref().unwrap_or("unnamed GPU")
+            )
+        })
         .collect();
     v.sort();
     v.dedup();

@@ -309,7 +309,10 @@ impl Side {
                 continue;
             };
             if let Some(t) = self.step_time_ns.get_mut(i as usize) {
-                *t = Some(t.unwrap_or(0).saturating_add(r.end_ns.saturating_sub(r.start_ns)));
+                *t = Some(
+                    t.unwrap_or(0)
+                        .saturating_add(r.end_ns.saturating_sub(r.start_ns)),
+                );
             }
             self.step_ranges
                 .entry(r.pid)
@@ -1124,13 +1127,7 @@ fn run_rows(b: &SideData, t: &SideData, sig: &Significance) -> Vec<RunRow> {
         sum(&tst),
         bst.clone().zip(tst.clone()),
     );
-    push(
-        "mean step time",
-        "ns",
-        mean(&bst),
-        mean(&tst),
-        bst.zip(tst),
-    );
+    push("mean step time", "ns", mean(&bst), mean(&tst), bst.zip(tst));
     let (rb, rt) = (&b.run, &t.run);
     push(
         "GPU span (first kernel start to last kernel end)",
@@ -1165,7 +1162,11 @@ fn run_rows(b: &SideData, t: &SideData, sig: &Significance) -> Vec<RunRow> {
         push(figure, "ns", ns(fb, rb), ns(ft, rt), None);
     }
     for (figure, fb, ft) in [
-        ("compute share of span x devices", rb.compute_ns, rt.compute_ns),
+        (
+            "compute share of span x devices",
+            rb.compute_ns,
+            rt.compute_ns,
+        ),
         (
             "communication (not overlapped) share of span x devices",
             rb.comm_ns,

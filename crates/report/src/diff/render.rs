@@ -131,7 +131,15 @@ pub fn write_table<W: Write>(mut w: W, r: &DiffReport, name_width: usize) -> io:
         "Whole run (compute / communication / idle: summed over devices; shares of span x devices; communication = NCCL kernels):"
     )?;
     let mut t = text::table(
-        &["Figure", "Base", "Test", "Delta", "Delta %", "p", "Significant"],
+        &[
+            "Figure",
+            "Base",
+            "Test",
+            "Delta",
+            "Delta %",
+            "p",
+            "Significant",
+        ],
         &[1, 2, 3, 4, 5],
     );
     for x in &r.run {
@@ -155,7 +163,10 @@ pub fn write_table<W: Write>(mut w: W, r: &DiffReport, name_width: usize) -> io:
     w.write_all(text::render(&t).as_bytes())?;
     writeln!(w)?;
     let rates = r.rows.iter().any(|x| {
-        x.base_tflops.is_some() || x.test_tflops.is_some() || x.base_gbs.is_some() || x.test_gbs.is_some()
+        x.base_tflops.is_some()
+            || x.test_tflops.is_some()
+            || x.base_gbs.is_some()
+            || x.test_gbs.is_some()
     });
     writeln!(
         w,

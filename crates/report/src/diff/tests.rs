@@ -80,7 +80,10 @@ fn doubles_appears_vanishes_noise() {
     let keys: Vec<&str> = r.rows.iter().map(|x| x.key.as_str()).collect();
     assert_eq!(keys, ["a", "b", "d", "c"]);
     let a = row(&r, "a");
-    assert_eq!((a.base_total_ns, a.test_total_ns, a.delta_ns), (300, 600, 300));
+    assert_eq!(
+        (a.base_total_ns, a.test_total_ns, a.delta_ns),
+        (300, 600, 300)
+    );
     assert_eq!((a.base_count, a.test_count), (3, 3));
     assert_eq!(a.delta_pct, Some(100.0));
     assert_eq!((a.base_mean_ns, a.test_mean_ns), (Some(100.0), Some(200.0)));
@@ -97,26 +100,50 @@ fn doubles_appears_vanishes_noise() {
     assert!((bb.p_value.unwrap() - p).abs() < 1e-12);
     let d = row(&r, "d");
     assert_eq!(d.status, Status::Added);
-    assert_eq!((d.delta_ns, d.delta_pct, d.test_mean_ns), (120, None, Some(40.0)));
+    assert_eq!(
+        (d.delta_ns, d.delta_pct, d.test_mean_ns),
+        (120, None, Some(40.0))
+    );
     assert_eq!(d.base_mean_ns, None);
     assert!((d.share_of_delta_pct.unwrap() - 120.0 / 270.0 * 100.0).abs() < 1e-9);
     let c = row(&r, "c");
-    assert_eq!((c.delta_ns, c.p_value, c.significant), (0, Some(1.0), Some(false)));
+    assert_eq!(
+        (c.delta_ns, c.p_value, c.significant),
+        (0, Some(1.0), Some(false))
+    );
     let shares: f64 = r.rows.iter().filter_map(|x| x.share_of_delta_pct).sum();
     assert!((shares - 100.0).abs() < 1e-9);
     assert_eq!(
-        (r.totals.base_total_ns, r.totals.test_total_ns, r.totals.delta_ns),
+        (
+            r.totals.base_total_ns,
+            r.totals.test_total_ns,
+            r.totals.delta_ns
+        ),
         (540, 810, 270)
     );
-    assert_eq!((r.totals.keys_both, r.totals.keys_added, r.totals.keys_removed), (2, 1, 1));
+    assert_eq!(
+        (
+            r.totals.keys_both,
+            r.totals.keys_added,
+            r.totals.keys_removed
+        ),
+        (2, 1, 1)
+    );
     // a (+100 % > 50 %, significant) and d (new); not b (faster)
     assert_eq!(r.regressions, Some(vec!["a".to_owned(), "d".to_owned()]));
     assert!(r.significance.assessable);
     assert!(r.input_differences.is_empty());
     // kernel time per step: base 180, 181, 179; test 390, 389, 391: no
     // ties, exact: `mannwhitneyu([180,181,179],[390,389,391]).pvalue` = 0.1
-    let kt = r.run.iter().find(|x| x.figure.starts_with("kernel time")).unwrap();
-    assert_eq!((kt.base, kt.test, kt.delta), (Some(540.0), Some(810.0), Some(270.0)));
+    let kt = r
+        .run
+        .iter()
+        .find(|x| x.figure.starts_with("kernel time"))
+        .unwrap();
+    assert_eq!(
+        (kt.base, kt.test, kt.delta),
+        (Some(540.0), Some(810.0), Some(270.0))
+    );
     assert!((kt.p_value.unwrap() - 0.1).abs() < 1e-15);
     assert_eq!(kt.significant, Some(false));
     // the threshold above 100 %: only the new key
@@ -157,7 +184,11 @@ fn one_step_per_side_cannot_be_assessed() {
     };
     let r = compare(&side(&b, Key::Kernel), &side(&t, Key::Kernel), opts);
     assert!(!r.significance.assessable);
-    assert!(r.significance.note.contains("cannot be assessed"), "{}", r.significance.note);
+    assert!(
+        r.significance.note.contains("cannot be assessed"),
+        "{}",
+        r.significance.note
+    );
     assert_eq!((r.rows[0].p_value, r.rows[0].significant), (None, None));
     // unknown significance: the difference alone decides
     assert_eq!(r.regressions, Some(vec!["a".to_owned()]));
@@ -185,11 +216,21 @@ fn timeline_split() {
     assert_eq!(t.span_ns, Some(250));
     assert_eq!(t.devices, 2);
     assert_eq!(
-        (t.busy_ns, t.compute_ns, t.comm_ns, t.comm_overlapped_ns, t.idle_ns),
+        (
+            t.busy_ns,
+            t.compute_ns,
+            t.comm_ns,
+            t.comm_overlapped_ns,
+            t.idle_ns
+        ),
         (200, 150, 50, 50, 300)
     );
     let r = compare(&s, &s, DiffOptions::default());
-    let u = r.run.iter().find(|x| x.figure.starts_with("utilization")).unwrap();
+    let u = r
+        .run
+        .iter()
+        .find(|x| x.figure.starts_with("utilization"))
+        .unwrap();
     assert_eq!(u.base, Some(40.0));
     assert!(is_comm_kernel("ncclKernel_x") && !is_comm_kernel("gemm"));
 }
@@ -210,13 +251,20 @@ fn top_keeps_totals() {
     write_table(&mut out, &r, 0).unwrap();
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("(3 more keys; --top 0 shows all)"), "{out}");
-    assert!(out.contains("| Total (2 in both, 1 added, 1 removed) |"), "{out}");
+    assert!(
+        out.contains("| Total (2 in both, 1 added, 1 removed) |"),
+        "{out}"
+    );
 }
 
 #[test]
 fn outputs() {
     let (b, t) = pair();
-    let r = compare(&side(&b, Key::Kernel), &side(&t, Key::Kernel), DiffOptions::default());
+    let r = compare(
+        &side(&b, Key::Kernel),
+        &side(&t, Key::Kernel),
+        DiffOptions::default(),
+    );
     let mut csv = Vec::new();
     write_csv(&mut csv, &r).unwrap();
     let csv = String::from_utf8(csv).unwrap();
@@ -240,7 +288,11 @@ fn outputs() {
     // control characters in trace text are escaped in the table
     let mut b2 = b.clone();
     b2[0].short_name = Cow::Borrowed("evil\x1b[2J");
-    let r = compare(&side(&b2, Key::Kernel), &side(&t, Key::Kernel), DiffOptions::default());
+    let r = compare(
+        &side(&b2, Key::Kernel),
+        &side(&t, Key::Kernel),
+        DiffOptions::default(),
+    );
     let mut out = Vec::new();
     write_table(&mut out, &r, 0).unwrap();
     let out = String::from_utf8(out).unwrap();
@@ -254,7 +306,10 @@ fn default_key_is_op_dir_shape() {
     let (b, _) = pair();
     let s = side(&b, Key::OpDirShape);
     let labels: Vec<&str> = s.groups.iter().map(|g| g.label.as_str()).collect();
-    assert_eq!(labels, ["kernel:a fprop", "kernel:b fprop", "kernel:c fprop"]);
+    assert_eq!(
+        labels,
+        ["kernel:a fprop", "kernel:b fprop", "kernel:c fprop"]
+    );
     let s = side(&b, Key::Layer);
     assert_eq!(s.groups[0].label, NONE);
 }
