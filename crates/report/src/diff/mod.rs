@@ -901,11 +901,11 @@ fn significance(nb: usize, nt: usize, alpha: f64) -> Significance {
         (
             false,
             format!(
-                "cannot be assessed: {} has no steps; p-values need per-step times on both sides",
+                "cannot be assessed: {}; p-values need per-step times on both sides",
                 match (nb, nt) {
-                    (0, 0) => "neither run",
-                    (0, _) => "the base run",
-                    _ => "the test run",
+                    (0, 0) => "neither run has steps",
+                    (0, _) => "the base run has no steps",
+                    _ => "the test run has no steps",
                 }
             ),
         )
