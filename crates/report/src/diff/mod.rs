@@ -28,6 +28,7 @@ mod render;
 use std::collections::{BTreeSet, HashMap};
 
 use regex::Regex;
+use rprof_model::FastMap;
 use rprof_model::interval::Intervals;
 use rprof_model::record::Record;
 use rprof_ops::KernelEstimate;
@@ -203,7 +204,7 @@ pub struct Side {
     key: Key,
     steps: StepMatcher,
     groups: Vec<Group>,
-    index: HashMap<String, u32>,
+    index: FastMap<String, u32>,
     step_names: Vec<String>,
     step_index: HashMap<String, u32>,
     kernels: u64,
@@ -213,6 +214,9 @@ pub struct Side {
     steps_dropped: u64,
     /// Step ranges per process: (start, end, step), by start.
     step_ranges: HashMap<Option<u64>, Vec<(i64, i64, u32)>>,
+    /// True once the profile's step ranges are known: the launching
+    /// thread's stack then adds nothing.
+    ranges_known: bool,
     /// Each step's summed range time, ns (`None`: no range times).
     step_time_ns: Vec<Option<i64>>,
     spans: Vec<Span>,
@@ -228,7 +232,7 @@ impl Side {
             key,
             steps: steps.clone(),
             groups: Vec::new(),
-            index: HashMap::new(),
+            index: FastMap::default(),
             step_names: Vec::new(),
             step_index: HashMap::new(),
             kernels: 0,
@@ -237,6 +241,7 @@ impl Side {
             outside_ns: 0,
             steps_dropped: 0,
             step_ranges: HashMap::new(),
+            ranges_known: false,
             step_time_ns: Vec::new(),
             spans: Vec::new(),
             untimed: 0,
@@ -303,6 +308,7 @@ impl Side {
     /// are numbered in time order; ranges with the same text are one
     /// step.
     pub fn set_step_ranges(&mut self, mut ranges: Vec<StepRange>) {
+        self.ranges_known = true;
         ranges.sort();
         for r in ranges {
             let Some(i) = self.step_id(&r.text) else {
@@ -350,6 +356,9 @@ impl Side {
             {
                 return Some(i);
             }
+        }
+        if self.ranges_known {
+            return None;
         }
         let text = rec.stack.iter().find(|t| self.steps.is_match(t))?;
         let id = self.step_id(text);
