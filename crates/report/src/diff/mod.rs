@@ -113,6 +113,9 @@ pub const NONE: &str = "(none)";
 /// The default step pattern: the PyTorch profiler's step ranges.
 pub const DEFAULT_STEP_PATTERN: &str = r"^ProfilerStep#\d+";
 
+/// Most per-step values written in the rows (rows × (base + test steps)).
+pub const MAX_STEP_CELLS: usize = 10_000_000;
+
 /// Most steps kept per run; kernels of further steps count as outside any
 /// step (and the report says how many).
 pub const MAX_STEPS: usize = 100_000;
@@ -444,14 +447,16 @@ impl Side {
             .groups
             .into_iter()
             .map(|mut g| {
+                // (step, ns) arrive in runs: sort and merge
                 g.per_step.sort_unstable_by_key(|e| e.0);
-                let mut dense = vec![0i128; if g.per_step.is_empty() { 0 } else { n_steps }];
-                for (s, ns) in g.per_step.drain(..) {
-                    if let Some(d) = dense.get_mut(s as usize) {
-                        *d += ns;
-                    }
+                let mut merged: Vec<(u32, i128)> = Vec::with_capacity(g.per_step.len());
+                for (s, ns) in g.per_step {
                     if let Some(d) = step_kernel_ns.get_mut(s as usize) {
                         *d += ns;
+                    }
+                    match merged.last_mut() {
+                        Some(last) if last.0 == s => last.1 += ns,
+                        _ => merged.push((s, ns)),
                     }
                 }
                 GroupData {
@@ -460,7 +465,7 @@ impl Side {
                     total_ns: g.total_ns,
                     flops: (g.flops_n > 0).then_some((g.flops, g.flops_ns)),
                     bytes: (g.bytes_n > 0).then_some((g.bytes, g.bytes_ns)),
-                    per_step: dense,
+                    per_step: merged,
                 }
             })
             .collect();
@@ -564,9 +569,9 @@ pub struct GroupData {
     pub flops: Option<(i128, i128)>,
     /// Σ bytes and the time of the kernels with known bytes.
     pub bytes: Option<(i128, i128)>,
-    /// Σ durations per step, ns (empty when no kernel of the key is in a
-    /// step).
-    pub per_step: Vec<i128>,
+    /// (step, Σ durations in it, ns) for the steps the key ran in, by
+    /// step; 0 in the others.
+    pub per_step: Vec<(u32, i128)>,
 }
 
 /// One run, grouped.
@@ -745,7 +750,8 @@ pub struct Significance {
     pub assessable: bool,
     /// The level.
     pub alpha: f64,
-    /// The smallest p-value the step counts allow (no ties).
+    /// The smallest p-value the exact test can give with these step
+    /// counts (per-step times without ties).
     pub min_p_value: Option<f64>,
     /// In words.
     pub note: String,
@@ -804,6 +810,8 @@ pub struct DiffReport {
     pub run: Vec<RunRow>,
     /// Keys by |Δ|, largest first (ties: key).
     pub rows: Vec<DiffRow>,
+    /// Why the rows' per-step times are empty, when they are (too many).
+    pub per_step_omitted: Option<String>,
     /// Keys left out by `--top`.
     pub hidden: Hidden,
     /// With `--fail-above PCT`: the keys that regressed by more than PCT %
@@ -825,12 +833,19 @@ fn rate(x: Option<(i128, i128)>, per: f64) -> Option<f64> {
     x.and_then(|(v, ns)| (ns > 0).then(|| v as f64 / (ns as f64 * per)))
 }
 
-/// A p-value and flag for two samples, when both have two values or more.
-fn test(base: &[i128], test: &[i128], alpha: f64) -> (Option<f64>, Option<bool>) {
-    if base.len() < 2 || test.len() < 2 {
+/// A p-value and flag for two samples of `nb` and `nt` values (`base`
+/// and `test` given, the others 0), when both have two values or more.
+fn test(
+    base: &[i128],
+    nb: usize,
+    test: &[i128],
+    nt: usize,
+    alpha: f64,
+) -> (Option<f64>, Option<bool>) {
+    if nb < 2 || nt < 2 {
         return (None, None);
     }
-    match mwu::mann_whitney(base, test) {
+    match mwu::mann_whitney_sparse(base, nb, test, nt) {
         Some(r) => (Some(r.p_value), Some(r.p_value < alpha)),
         None => (None, None),
     }
@@ -932,7 +947,7 @@ fn significance(nb: usize, nt: usize, alpha: f64) -> Significance {
         );
         if mp >= alpha {
             note.push_str(&format!(
-                "; with so few steps the smallest possible p-value is {mp:.4}, so nothing can be significant"
+                "; with so few steps, per-step times without ties cannot give a p-value below {mp:.4} (exact test)"
             ));
         }
         (true, note)
@@ -949,7 +964,6 @@ fn significance(nb: usize, nt: usize, alpha: f64) -> Significance {
 pub fn compare(base: &SideData, test_side: &SideData, opts: DiffOptions) -> DiffReport {
     let alpha = opts.alpha;
     let sig = significance(base.steps.len(), test_side.steps.len(), alpha);
-    let zeros = |n: usize| vec![0i128; n];
     let (nb, nt) = (base.steps.len(), test_side.steps.len());
     let mut by_label: HashMap<&str, (Option<&GroupData>, Option<&GroupData>)> = HashMap::new();
     for g in &base.groups {
@@ -959,17 +973,14 @@ pub fn compare(base: &SideData, test_side: &SideData, opts: DiffOptions) -> Diff
         by_label.entry(g.label.as_str()).or_default().1 = Some(g);
     }
     let total_delta = test_side.total_ns - base.total_ns;
-    let mut rows: Vec<DiffRow> = by_label
+    let values = |g: Option<&GroupData>| -> Vec<i128> {
+        g.map_or_else(Vec::new, |g| g.per_step.iter().map(|e| e.1).collect())
+    };
+    let mut rows: Vec<(DiffRow, Option<&GroupData>, Option<&GroupData>)> = by_label
         .into_iter()
         .map(|(label, (b, t))| {
-            let steps = |g: Option<&GroupData>, n: usize| match g {
-                Some(g) if !g.per_step.is_empty() => g.per_step.clone(),
-                _ => zeros(n),
-            };
-            let bs = steps(b, nb);
-            let ts = steps(t, nt);
             let (p_value, significant) = if sig.assessable {
-                test(&bs, &ts, alpha)
+                test(&values(b), nb, &values(t), nt, alpha)
             } else {
                 (None, None)
             };
@@ -980,7 +991,7 @@ pub fn compare(base: &SideData, test_side: &SideData, opts: DiffOptions) -> Diff
                 g.filter(|g| g.count > 0)
                     .map(|g| g.total_ns as f64 / g.count as f64)
             };
-            DiffRow {
+            let row = DiffRow {
                 key: label.to_owned(),
                 status: match (b, t) {
                     (Some(_), Some(_)) => Status::Both,
@@ -1001,42 +1012,78 @@ pub fn compare(base: &SideData, test_side: &SideData, opts: DiffOptions) -> Diff
                 test_tflops: rate(t.and_then(|g| g.flops), 1e3),
                 base_gbs: rate(b.and_then(|g| g.bytes), 1.0),
                 test_gbs: rate(t.and_then(|g| g.bytes), 1.0),
-                base_step_ns: bs,
-                test_step_ns: ts,
+                base_step_ns: Vec::new(),
+                test_step_ns: Vec::new(),
                 p_value,
                 significant,
-            }
+            };
+            (row, b, t)
         })
         .collect();
-    rows.sort_by(|a, b| {
+    rows.sort_by(|(a, _, _), (b, _, _)| {
         b.delta_ns
             .unsigned_abs()
             .cmp(&a.delta_ns.unsigned_abs())
             .then_with(|| a.key.cmp(&b.key))
     });
-    let totals = Totals {
-        keys_both: rows.iter().filter(|r| r.status == Status::Both).count(),
-        keys_added: rows.iter().filter(|r| r.status == Status::Added).count(),
-        keys_removed: rows.iter().filter(|r| r.status == Status::Removed).count(),
-        base_total_ns: base.total_ns,
-        test_total_ns: test_side.total_ns,
-        delta_ns: total_delta,
-        delta_pct: pct(total_delta as f64, base.total_ns as f64),
-    };
+    let count = |st: Status| rows.iter().filter(|r| r.0.status == st).count();
+    let keys = (
+        count(Status::Both),
+        count(Status::Added),
+        count(Status::Removed),
+    );
     let regressions = opts.fail_above_pct.map(|limit| {
         rows.iter()
-            .filter(|r| regressed(r, limit))
-            .map(|r| r.key.clone())
+            .filter(|r| regressed(&r.0, limit))
+            .map(|r| r.0.key.clone())
             .collect()
     });
     let mut hidden = Hidden::default();
     if opts.top > 0 && rows.len() > opts.top {
-        for r in rows.drain(opts.top..) {
+        for (r, _, _) in rows.drain(opts.top..) {
             hidden.keys += 1;
             hidden.base_total_ns += r.base_total_ns;
             hidden.test_total_ns += r.test_total_ns;
         }
     }
+    // the per-step times of the rows shown, unless they would be too many
+    let cells = rows.len().saturating_mul(nb + nt);
+    let per_step_omitted = (cells > MAX_STEP_CELLS).then(|| {
+        format!(
+            "{} rows x {} steps exceed {} per-step values: per-step times are left out of the rows (the tests use them all); --top N shows fewer rows",
+            rows.len(),
+            nb + nt,
+            MAX_STEP_CELLS
+        )
+    });
+    let dense = |g: Option<&GroupData>, n: usize| {
+        let mut v = vec![0i128; n];
+        for &(s, ns) in g.map_or(&[][..], |g| &g.per_step) {
+            if let Some(d) = v.get_mut(s as usize) {
+                *d = ns;
+            }
+        }
+        v
+    };
+    let rows: Vec<DiffRow> = rows
+        .into_iter()
+        .map(|(mut r, b, t)| {
+            if per_step_omitted.is_none() {
+                r.base_step_ns = dense(b, nb);
+                r.test_step_ns = dense(t, nt);
+            }
+            r
+        })
+        .collect();
+    let totals = Totals {
+        keys_both: keys.0,
+        keys_added: keys.1,
+        keys_removed: keys.2,
+        base_total_ns: base.total_ns,
+        test_total_ns: test_side.total_ns,
+        delta_ns: total_delta,
+        delta_pct: pct(total_delta as f64, base.total_ns as f64),
+    };
     let bsum = describe(base);
     let tsum = describe(test_side);
     DiffReport {
@@ -1050,6 +1097,7 @@ pub fn compare(base: &SideData, test_side: &SideData, opts: DiffOptions) -> Diff
         significance: sig,
         share_of: SHARE_OF,
         rows,
+        per_step_omitted,
         hidden,
         regressions,
         totals,
@@ -1078,7 +1126,7 @@ fn run_rows(b: &SideData, t: &SideData, sig: &Significance) -> Vec<RunRow> {
             base.zip(delta).and_then(|(x, d)| pct(d, x))
         };
         let (p_value, significant) = match samples {
-            Some((x, y)) if sig.assessable => test(&x, &y, sig.alpha),
+            Some((x, y)) if sig.assessable => test(&x, x.len(), &y, y.len(), sig.alpha),
             _ => (None, None),
         };
         out.push(RunRow {
