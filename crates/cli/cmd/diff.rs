@@ -48,8 +48,10 @@ pub struct DiffArgs {
     pub by: Key,
 
     /// Steps: ranges (NVTX, or Kineto user annotations) whose text matches
-    /// this regular expression; a kernel belongs to the outermost one
-    /// enclosing its launch.
+    /// this regular expression (searched; anchor it with ^). A kernel
+    /// belongs to the step range of its process in which its launch call
+    /// starts, on any thread (record files: the outermost step range on the
+    /// launching thread).
     #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_PATTERN)]
     pub step: String,
 

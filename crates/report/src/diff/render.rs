@@ -89,7 +89,15 @@ pub fn write_table<W: Write>(mut w: W, r: &DiffReport, name_width: usize) -> io:
     writeln!(w, "base: {}", side(&r.base))?;
     writeln!(w, "test: {}", side(&r.test))?;
     if r.input_differences.is_empty() {
-        writeln!(w, "Inputs: same devices, ranks and processes.")?;
+        let unlisted = if r.base.devices.is_empty() {
+            " (neither input lists its GPUs)"
+        } else {
+            ""
+        };
+        writeln!(
+            w,
+            "Inputs: no difference in GPUs{unlisted}, devices used, ranks, processes or step counts."
+        )?;
     } else {
         for d in &r.input_differences {
             writeln!(w, "NOTE: the inputs differ: {}.", printable(d))?;
