@@ -410,3 +410,44 @@ fn corpus_kineto_traces() {
     assert!(conv["test_tflops"].as_f64().unwrap() > 0.0);
     assert_eq!(conv["status"], "added");
 }
+
+/// A PyTorch-profiler trace with one `aten::mm` of [64, 256] × [256, 128]
+/// fp32 whose kernel takes `dur_us` µs.
+fn mm_trace(dir: &Path, name: &str, dur_us: u32) -> PathBuf {
+    let json = format!(
+        r#"{{"traceEvents":[
+{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":2,"ts":10,"dur":100,"args":{{"Input Dims":[[64,256],[256,128]],"Input type":["float","float"]}}}},
+{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":20,"dur":5,"args":{{"correlation":9}}}},
+{{"ph":"X","cat":"kernel","name":"gemm_kernel","pid":0,"tid":7,"ts":200,"dur":{dur_us},"args":{{"device":0,"stream":7,"correlation":9,"grid":[64,1,1],"block":[128,1,1]}}}}
+]}}"#
+    );
+    let p = dir.join(name);
+    std::fs::write(&p, json).unwrap();
+    p
+}
+
+/// The op models' FLOPs and bytes reach the rows, by hand: an M×K · K×N
+/// GEMM is 2·M·N·K = 2·64·128·256 = 4 194 304 FLOPs and moves (M·K + K·N +
+/// M·N)·4 = (16 384 + 32 768 + 8 192)·4 = 229 376 bytes; in 4000 ns that is
+/// 1.048576 TFLOP/s and 57.344 GB/s, in 8000 ns half of each. One run of
+/// each has no steps: significance cannot be assessed.
+#[test]
+fn flop_rates_per_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = mm_trace(dir.path(), "base.json", 4);
+    let test = mm_trace(dir.path(), "test.json", 8);
+    let (v, _) = diff_json(&[s(&base), s(&test)]);
+    let r = &v["rows"][0];
+    assert_eq!(r["key"], "mm fprop M=128,N=64,K=256,fp32");
+    assert_eq!(
+        (r["base_total_ns"].as_i64(), r["test_total_ns"].as_i64()),
+        (Some(4000), Some(8000))
+    );
+    let close = |x: &Value, want: f64| (x.as_f64().unwrap() - want).abs() < 1e-9;
+    assert!(close(&r["base_tflops"], 1.048576), "{r}");
+    assert!(close(&r["test_tflops"], 0.524288), "{r}");
+    assert!(close(&r["base_gbs"], 57.344), "{r}");
+    assert!(close(&r["test_gbs"], 28.672), "{r}");
+    assert_eq!(r["p_value"], Value::Null);
+    assert_eq!(v["significance"]["assessable"], false);
+}
