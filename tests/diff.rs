@@ -451,3 +451,39 @@ fn flop_rates_per_side() {
     assert_eq!(r["p_value"], Value::Null);
     assert_eq!(v["significance"]["assessable"], false);
 }
+
+/// An NVTX `train_step` range per iteration (same text each time): one
+/// step per occurrence, in time order, with `--step`.
+#[test]
+fn repeated_step_text_is_one_step_per_occurrence() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sy = Synth::default();
+    sy.gpus.push(SynthGpu::a100());
+    for (i, dur) in [100, 200, 300].into_iter().enumerate() {
+        let s0 = 10_000 * (i as i64 + 1);
+        sy.ranges
+            .push(SynthRange::push("train_step", s0, s0 + 9_000));
+        sy.kernels.push(k("a", s0 + 1_000, dur, i as i64 + 1, 300));
+    }
+    let p = dir.path().join("steps.sqlite");
+    sy.write_nsys(&p).unwrap();
+    let (v, _) = diff_json(&["--by", "kernel", "--step", "^train_step$", s(&p), s(&p)]);
+    assert_eq!(
+        v["base"]["steps"],
+        serde_json::json!(["train_step", "train_step #2", "train_step #3"])
+    );
+    assert_eq!(
+        v["rows"][0]["base_step_ns"],
+        serde_json::json!([100, 200, 300])
+    );
+    // 3 steps each, the same values: p = 1
+    assert_eq!(v["rows"][0]["p_value"], 1.0);
+    let st = v["run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["figure"].as_str().unwrap().starts_with("step time"))
+        .unwrap()
+        .clone();
+    assert_eq!(st["base"].as_f64(), Some(27_000.0));
+}

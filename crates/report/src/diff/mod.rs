@@ -215,6 +215,8 @@ pub struct Side {
     outside_kernels: u64,
     outside_ns: i128,
     steps_dropped: u64,
+    /// Step ranges past [`MAX_STEPS`] (their kernels count as outside).
+    ranges_dropped: u64,
     /// Step ranges per process: (start, end, step), by start.
     step_ranges: HashMap<Option<u64>, Vec<(i64, i64, u32)>>,
     /// True once the profile's step ranges are known: the launching
@@ -243,6 +245,7 @@ impl Side {
             outside_kernels: 0,
             outside_ns: 0,
             steps_dropped: 0,
+            ranges_dropped: 0,
             step_ranges: HashMap::new(),
             ranges_known: false,
             step_time_ns: Vec::new(),
@@ -308,13 +311,24 @@ impl Side {
     /// kernel whose launch call starts inside one of its process's step
     /// ranges belongs to that step, whichever thread launched it (the
     /// backward pass runs on another thread than the step range's). Steps
-    /// are numbered in time order; ranges with the same text are one
-    /// step.
+    /// are numbered in time order. A text a process repeats (an NVTX
+    /// `train_step` per iteration) makes one step per occurrence, the k-th
+    /// named `TEXT #k` from the second on; the k-th occurrences in several
+    /// processes (ranks in one file) are one step.
     pub fn set_step_ranges(&mut self, mut ranges: Vec<StepRange>) {
         self.ranges_known = true;
         ranges.sort();
-        for r in ranges {
-            let Some(i) = self.step_id(&r.text) else {
+        let mut seen: HashMap<(Option<u64>, &str), u64> = HashMap::new();
+        for r in &ranges {
+            let k = seen.entry((r.pid, r.text.as_str())).or_insert(0);
+            *k += 1;
+            let i = if *k == 1 {
+                self.step_id(&r.text)
+            } else {
+                self.step_id(&format!("{} #{k}", r.text))
+            };
+            let Some(i) = i else {
+                self.ranges_dropped += 1;
                 continue;
             };
             if let Some(t) = self.step_time_ns.get_mut(i as usize) {
@@ -481,6 +495,7 @@ impl Side {
             outside_kernels: self.outside_kernels,
             outside_ns: self.outside_ns,
             steps_dropped: self.steps_dropped,
+            ranges_dropped: self.ranges_dropped,
             processes: self.processes.len(),
             run,
         }
@@ -597,6 +612,8 @@ pub struct SideData {
     pub outside_ns: i128,
     /// Kernels of steps beyond [`MAX_STEPS`].
     pub steps_dropped: u64,
+    /// Step ranges beyond [`MAX_STEPS`] steps.
+    pub ranges_dropped: u64,
     /// Distinct launching processes.
     pub processes: usize,
     /// Busy / compute / communication / idle time.
@@ -739,6 +756,8 @@ pub struct SideSummary {
     pub outside_steps_ns: i128,
     /// Kernels of steps past the step limit (counted outside).
     pub kernels_past_step_limit: u64,
+    /// Step ranges past the step limit (their kernels counted outside).
+    pub step_ranges_past_limit: u64,
     /// The timeline figures.
     pub timeline: Timeline,
 }
@@ -864,6 +883,7 @@ fn describe(s: &SideData) -> SideSummary {
         kernels_outside_steps: s.outside_kernels,
         outside_steps_ns: s.outside_ns,
         kernels_past_step_limit: s.steps_dropped,
+        step_ranges_past_limit: s.ranges_dropped,
         timeline: s.run.clone(),
     }
 }

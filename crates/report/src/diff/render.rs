@@ -125,6 +125,14 @@ pub fn write_table<W: Write>(mut w: W, r: &DiffReport, name_width: usize) -> io:
                 super::MAX_STEPS
             )?;
         }
+        if s.step_ranges_past_limit > 0 {
+            writeln!(
+                w,
+                "{what}: {} step ranges past the limit of {} steps are left out; their kernels count as outside any step.",
+                s.step_ranges_past_limit,
+                super::MAX_STEPS
+            )?;
+        }
         if s.timeline.untimed_kernels > 0 {
             writeln!(
                 w,
