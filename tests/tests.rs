@@ -5,6 +5,7 @@
 mod util;
 
 mod comparisons;
+mod diff;
 mod dist;
 mod export;
 mod gpu;

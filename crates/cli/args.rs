@@ -21,7 +21,8 @@ pub const EXIT_CODES: &str = "\
 Exit status:
   0  success (also when the reader of the output goes away, as with | head)
   1  bad input or I/O error: the message names the file and the problem
-  2  usage error";
+  2  usage error
+  3  rprof diff --fail-above PCT: a key regressed by more than PCT %";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -29,13 +30,14 @@ pub enum Command {
     Parse(ParseArgs),
     /// Print records as a table: op, params, FLOPs, bytes, tensor cores.
     Prof(super::cmd::prof::ProfArgs),
-    // the help of these three is the doc comment of their argument structs
+    // the help of these is the doc comment of their argument structs
     Summary(super::cmd::summary::SummaryArgs),
     Gpu(super::cmd::gpu::GpuArgs),
     Mem(super::cmd::mem::MemArgs),
     Export(super::cmd::export::ExportArgs),
     Report(super::cmd::report::ReportArgs),
     Dist(super::cmd::dist::DistArgs),
+    Diff(super::cmd::diff::DiffArgs),
 }
 
 /// Record line format.

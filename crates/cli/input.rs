@@ -145,7 +145,8 @@ pub fn load(
     Ok((trace, enclosing))
 }
 
-fn summary(trace: &Trace, stats: &rprof_trace::build::BuildStats) {
+/// The parse summary line(s) on stderr.
+pub fn summary(trace: &Trace, stats: &rprof_trace::build::BuildStats) {
     let s = &trace.stats;
     let mut e = io::stderr().lock();
     let _ = writeln!(e, "{}", stats.summary_line(trace));

@@ -2,7 +2,8 @@
 //!
 //! The binary only parses arguments, runs one subcommand module and maps the
 //! outcome to an exit code: 0 success (also when a reader closes the pipe),
-//! 1 bad data or I/O, 2 usage (clap's own errors and our argument checks).
+//! 1 bad data or I/O, 2 usage (clap's own errors and our argument checks),
+//! 3 `rprof diff --fail-above` found a regression.
 
 mod args;
 mod cmd;
@@ -25,14 +26,18 @@ fn main() -> ExitCode {
         args::Command::Export(a) => cmd::export::run(&a),
         args::Command::Report(a) => cmd::report::run(&a),
         args::Command::Dist(a) => cmd::dist::run(&a),
+        args::Command::Diff(a) => cmd::diff::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let code = match err.downcast_ref::<out::UsageError>() {
-                Some(_) => 2,
-                None => 1,
+            let code = if err.downcast_ref::<out::UsageError>().is_some() {
+                2
+            } else if err.downcast_ref::<cmd::diff::Regressed>().is_some() {
+                3
+            } else {
+                1
             };
             let _ = writeln!(std::io::stderr(), "rprof: {err:#}");
             ExitCode::from(code)

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod diff;
 pub mod dist;
 pub mod export;
 pub mod gpu;

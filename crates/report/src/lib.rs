@@ -16,6 +16,8 @@
 //! - [`mem`]: `rprof mem`, allocations per device and op, alive memory,
 //!   the memory curve, copies and sets, and the copies that make the host
 //!   wait.
+//! - [`diff`]: `rprof diff`, two runs per key with a Mann-Whitney U
+//!   test over the per-step times, and the whole-run figures.
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -32,6 +34,7 @@
 
 pub mod chrome;
 pub mod column;
+pub mod diff;
 pub mod dist;
 pub mod gpu;
 pub mod html;

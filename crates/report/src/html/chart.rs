@@ -360,7 +360,7 @@ fn stacked(
         .disable_x_mesh()
         .x_labels(n.min(40))
         .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) if (*i as usize) % every == 0 => {
+            SegmentValue::CenterOf(i) if (*i as usize).is_multiple_of(every) => {
                 cats.get(*i as usize).cloned().unwrap_or_default()
             }
             _ => String::new(),

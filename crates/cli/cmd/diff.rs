@@ -1,0 +1,318 @@
+//! `rprof diff`: what got slower between two runs, per key, and whether
+//! it is more than noise.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, ValueEnum};
+use rprof_report::diff::{
+    self, DEFAULT_STEP_PATTERN, DiffOptions, Key, RunInfo, Side, SideData, StepMatcher, StepRange,
+};
+use rprof_report::model::{self, Models};
+use rprof_trace::build::{self, BuildOptions};
+use rprof_trace::model::Trace;
+use rprof_trace::read::{self, ReadOptions};
+use rprof_trace::strings::StrRef;
+
+use crate::input::{self, Input};
+use crate::out::{self, UsageError};
+
+/// Compare two runs: per key, time, FLOP rates and a significance test.
+///
+/// Per key (default: op + direction + input shapes): kernels, total and
+/// mean time in each run, the difference (ns and % of the base), the
+/// share of the total difference the key explains (signed; all keys add
+/// up to 100 %), TFLOP/s and GB/s in each run where the op models know
+/// FLOPs and bytes, and keys present in one run only (added / removed).
+/// Rows are sorted by the absolute difference; the total line equals each
+/// run's summed kernel time.
+///
+/// When both runs have steps (ranges matching --step, `ProfilerStep#N` by
+/// default), each key's time per step is compared with a two-sided
+/// Mann-Whitney U test (exact for small samples without ties, else the
+/// normal approximation with tie and continuity corrections, as SciPy);
+/// `significant` means p < --alpha. With fewer than two steps in a run,
+/// significance cannot be assessed and the report says so. Then the
+/// whole-run figures: step time, GPU span, utilization, and compute /
+/// communication (NCCL kernels) / idle time. Inputs that differ (devices,
+/// ranks, processes, step counts) are stated at the top. Times are ns.
+/// See docs/reports.md.
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct DiffArgs {
+    /// What to key kernels by.
+    #[arg(long, value_name = "KEY", default_value = "op-dir-shape", value_parser = key_parser())]
+    pub by: Key,
+
+    /// Steps: ranges (NVTX, or Kineto user annotations) whose text matches
+    /// this regular expression (searched; anchor it with ^). A kernel
+    /// belongs to the step range of its process in which its launch call
+    /// starts, on any thread (record files: the outermost step range on the
+    /// launching thread).
+    #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_PATTERN)]
+    pub step: String,
+
+    /// Significance level of the Mann-Whitney U test.
+    #[arg(long, value_name = "A", default_value_t = diff::DEFAULT_ALPHA)]
+    pub alpha: f64,
+
+    /// Exit with status 3 when a key regressed by more than PCT % of its
+    /// base time (a key new in the test run counts as an infinite
+    /// increase) and the increase is significant (or cannot be assessed:
+    /// then the difference alone decides, and stderr says so).
+    #[arg(long, value_name = "PCT")]
+    pub fail_above: Option<f64>,
+
+    /// Show the N keys with the largest |difference| (0: all); the others
+    /// are summed into one line.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub top: usize,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutFormat::Table)]
+    pub format: OutFormat,
+
+    /// Same as --format csv (one line per key).
+    #[arg(long, conflicts_with_all = ["json", "format"])]
+    pub csv: bool,
+
+    /// Same as --format json (one document: rows, whole-run figures,
+    /// inputs, significance).
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Clip keys in the table to N characters (0: never; CSV and JSON are
+    /// never clipped).
+    #[arg(long, value_name = "N", default_value_t = 80)]
+    pub name_width: usize,
+
+    /// No parse summary on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// The base run: a profile (nsys or nvprof SQLite, Kineto trace) or
+    /// records of `rprof parse` (`-`: standard input).
+    pub base: PathBuf,
+
+    /// The test run, as the base.
+    pub test: PathBuf,
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutFormat {
+    /// A table for people.
+    Table,
+    /// One CSV line per key.
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  rprof diff base.sqlite test.sqlite                 # op + direction + shapes
+  rprof diff base.pt.trace.json.gz test.pt.trace.json.gz --by kernel
+  rprof diff base.sqlite test.sqlite --by op --top 20
+  rprof diff base test --json | jq '.rows[0]'
+  rprof diff base test --fail-above 5                # CI gate: exit 3 on a regression
+
+Exit status: 0 no key regressed beyond --fail-above (or no --fail-above),
+1 bad input, 2 usage error, 3 a key regressed beyond --fail-above.";
+
+fn key_parser() -> impl TypedValueParser<Value = Key> {
+    PossibleValuesParser::new(Key::ALL.map(|k| PossibleValue::new(k.name()).help(k.help())))
+        .map(|s| Key::from_name(&s).unwrap_or(Key::OpDirShape))
+}
+
+/// `--fail-above` found regressions (exit status 3).
+#[derive(Debug)]
+pub struct Regressed(pub String);
+
+impl std::fmt::Display for Regressed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Regressed {}
+
+/// What a profile says about itself: devices, rank.
+fn run_info(trace: &Trace, name: &str) -> RunInfo {
+    RunInfo {
+        name: name.to_owned(),
+        devices: devices(&trace.devices),
+        rank: trace.dist.as_ref().and_then(|d| d.rank),
+        world_size: trace.dist.as_ref().and_then(|d| d.world_size),
+    }
+}
+
+/// The profile's step ranges (the regex runs once per distinct text).
+fn step_ranges(trace: &Trace, steps: &StepMatcher) -> Vec<StepRange> {
+    let mut cache: HashMap<StrRef, bool> = HashMap::new();
+    trace
+        .ranges
+        .iter()
+        .filter(|r| {
+            *cache
+                .entry(r.text)
+                .or_insert_with(|| steps.is_match(trace.strings.get(r.text)))
+        })
+        .map(|r| StepRange {
+            start_ns: r.start_ns,
+            end_ns: r.end_ns.max(r.start_ns),
+            pid: Some(trace.thread_id(r.thread).pid),
+            text: trace.strings.get(r.text).to_owned(),
+        })
+        .collect()
+}
+
+fn devices(d: &[rprof_trace::model::DeviceInfo]) -> Vec<String> {
+    let mut v: Vec<String> = d
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: {}",
+                d.device,
+                d.name.as_deref().unwrap_or("unnamed GPU")
+            )
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Read one run and group it.
+fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<SideData> {
+    let source = Input::detect(Some(path))?;
+    let mut models = Models::new();
+    let mut side = Side::new(args.by, steps);
+    let opts = input::Options {
+        compat: false,
+        memops: false,
+        quiet: args.quiet,
+    };
+    match &source {
+        Input::Profile(p) => {
+            // ranges of every thread: the step ranges are often on a thread
+            // that launched no kernel (the backward pass runs on another)
+            let mut trace = read::read(
+                p,
+                ReadOptions {
+                    all_ranges: true,
+                    ..ReadOptions::default()
+                },
+            )?;
+            let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+            let name = p.display().to_string();
+            let info = run_info(&trace, &name);
+            side.set_step_ranges(step_ranges(&trace, steps));
+            let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
+                let resolved = models.resolve(recs);
+                let est = model::estimate(recs, &resolved);
+                for (r, e) in recs.iter().zip(&est) {
+                    side.add(r, e);
+                }
+                Ok(())
+            })?;
+            if !args.quiet {
+                input::summary(&trace, &stats);
+            }
+            Ok(side.finish(info))
+        }
+        Input::Records(_) => {
+            let info = input::for_each_chunk(&source, opts, |recs, _| {
+                let resolved = models.resolve(recs);
+                let est = model::estimate(recs, &resolved);
+                for (r, e) in recs.iter().zip(&est) {
+                    side.add(r, e);
+                }
+                Ok(())
+            })?;
+            Ok(side.finish(RunInfo {
+                name: info.name,
+                devices: devices(&info.devices),
+                rank: None,
+                world_size: None,
+            }))
+        }
+    }
+}
+
+pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(UsageError(format!(
+            "--alpha {}: must be between 0 and 1 (exclusive)",
+            args.alpha
+        ))
+        .into());
+    }
+    if let Some(p) = args.fail_above
+        && !(p.is_finite() && p >= 0.0)
+    {
+        return Err(UsageError(format!(
+            "--fail-above {p}: must be a percentage of 0 or more"
+        ))
+        .into());
+    }
+    let stdin = Path::new("-");
+    if args.base == stdin && args.test == stdin {
+        return Err(UsageError("only one of the two runs can be standard input".into()).into());
+    }
+    let steps = StepMatcher::new(&args.step).map_err(UsageError)?;
+    // both runs at once: each is read and grouped on its own
+    let (base, test) = rayon::join(
+        || load(&args.base, args, &steps),
+        || load(&args.test, args, &steps),
+    );
+    let base = base?;
+    let test = test?;
+    let opts = DiffOptions {
+        alpha: args.alpha,
+        top: args.top,
+        fail_above_pct: args.fail_above,
+    };
+    let report = diff::keyed(diff::compare(&base, &test, opts), args.by, &steps);
+    let format = if args.csv {
+        OutFormat::Csv
+    } else if args.json {
+        OutFormat::Json
+    } else {
+        args.format
+    };
+    let mut w = out::writer(args.output.as_deref())?;
+    match format {
+        OutFormat::Table => diff::write_table(&mut w, &report, args.name_width),
+        OutFormat::Csv => diff::write_csv(&mut w, &report),
+        OutFormat::Json => diff::write_json(&mut w, &report),
+    }
+    .with_context(|| "cannot write the report")?;
+    w.flush()?;
+    if let (Some(limit), Some(reg)) = (args.fail_above, &report.regressions)
+        && !reg.is_empty()
+    {
+        let unassessed = if report.significance.assessable {
+            String::new()
+        } else {
+            format!(
+                " (significance {}: the difference alone decided)",
+                report.significance.note
+            )
+        };
+        return Err(Regressed(format!(
+            "{} key(s) regressed by more than {limit} %{unassessed}; the largest: {}",
+            reg.len(),
+            reg.first().map_or("", String::as_str).escape_debug()
+        ))
+        .into());
+    }
+    Ok(())
+}
