@@ -33,6 +33,9 @@ pub enum Command {
     Summary(super::cmd::summary::SummaryArgs),
     Gpu(super::cmd::gpu::GpuArgs),
     Export(super::cmd::export::ExportArgs),
+    Steps(super::cmd::steps::StepsArgs),
+    Idle(super::cmd::idle::IdleArgs),
+    Launch(super::cmd::launch::LaunchArgs),
 }
 
 /// Record line format.

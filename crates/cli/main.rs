@@ -22,6 +22,9 @@ fn main() -> ExitCode {
         args::Command::Summary(a) => cmd::summary::run(&a),
         args::Command::Gpu(a) => cmd::gpu::run(&a),
         args::Command::Export(a) => cmd::export::run(&a),
+        args::Command::Steps(a) => cmd::steps::run(&a),
+        args::Command::Idle(a) => cmd::idle::run(&a),
+        args::Command::Launch(a) => cmd::launch::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,9 @@
 //! - [`summary`]: `rprof summary`, kernel time grouped by a key.
 //! - [`gpu`]: `rprof gpu`, utilization, SM efficiency, occupancy, kernel
 //!   view, roofline, the Kineto occupancy check.
+//! - [`steps`], [`idle`], [`launch`]: `rprof steps`, `rprof idle`, `rprof
+//!   launch`: step breakdown, GPU idle gaps and their causes, launch
+//!   overhead and queues ([`host`] holds what they share).
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -28,10 +31,14 @@
 pub mod chrome;
 pub mod column;
 pub mod gpu;
+pub mod host;
+pub mod idle;
+pub mod launch;
 pub mod model;
 pub mod printer;
 pub mod row;
 pub mod select;
+pub mod steps;
 pub mod summary;
 mod text;
 
