@@ -188,6 +188,8 @@ pub struct IdleReport {
     pub totals: Totals,
     /// The largest gaps, largest first.
     pub gaps: Vec<Gap>,
+    /// Start of the first GPU operation, ns (the text output's time zero).
+    pub first_op_ns: Option<i64>,
     /// Why there are no figures, when there are none.
     pub na: Option<String>,
     /// Caveats.
@@ -214,6 +216,7 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
         streams: Vec::new(),
         totals: Totals::default(),
         gaps: Vec::new(),
+        first_op_ns: None,
         na: None,
         notes: trace.missing.clone(),
     };
@@ -222,6 +225,7 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
         report.na = Some("the trace has no GPU operations".into());
         return report;
     }
+    report.first_op_ns = ops.iter().map(|o| o.start_ns).min();
     let mut by_stream: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
     for (i, op) in ops.iter().enumerate() {
         by_stream.entry((op.device, op.stream)).or_default().push(i);
@@ -391,11 +395,37 @@ fn explain(
                     .to_owned()
             }
             (_, None, _) => "unknown: the next operation has no launch call".to_owned(),
-            (_, Some(_), Some(r)) => format!("host busy in `{}`", range_name(r)),
-            (GapClass::HostWait, Some(l), None) => format!(
-                "host busy outside any range on thread {}",
-                thread_label(trace, l.thread)
-            ),
+            (_, Some(_), Some(r)) => {
+                let outer = &trace.ranges[r as usize];
+                let inner = largest_inside(trace, &host_ranges, |x| {
+                    x != r
+                        && trace.ranges[x as usize].start_ns >= outer.start_ns
+                        && trace.ranges[x as usize].end_ns <= outer.end_ns
+                });
+                match inner {
+                    Some((x, ov)) => format!(
+                        "host busy in `{}`; largest range inside it during the gap: `{}` ({} ns)",
+                        range_name(r),
+                        range_name(x),
+                        ov
+                    ),
+                    None => format!("host busy in `{}`", range_name(r)),
+                }
+            }
+            (GapClass::HostWait, Some(l), None) => {
+                match largest_inside(trace, &host_ranges, |_| true) {
+                    Some((x, ov)) => format!(
+                        "host busy outside any range on thread {} for most of the gap; largest range: `{}` ({} ns)",
+                        thread_label(trace, l.thread),
+                        range_name(x),
+                        ov
+                    ),
+                    None => format!(
+                        "host busy outside any range on thread {}",
+                        thread_label(trace, l.thread)
+                    ),
+                }
+            }
             (_, Some(_), None) => match records.first() {
                 Some(r) => format!("GPU-side wait ({} synchronisation)", r.kind),
                 None => "launched before the gap: waiting on other GPU work (a stream or event dependency)".to_owned(),
@@ -421,6 +451,26 @@ fn explain(
         sync_records: records,
         cause,
     }
+}
+
+/// Of `ranges` (with their overlaps) those `keep` accepts, the one with the
+/// largest overlap (ties: the earlier start, then the lower index).
+fn largest_inside(
+    trace: &Trace,
+    ranges: &[(u32, i64)],
+    keep: impl Fn(u32) -> bool,
+) -> Option<(u32, i64)> {
+    ranges
+        .iter()
+        .filter(|(i, _)| keep(*i))
+        .min_by_key(|(i, ov)| {
+            (
+                std::cmp::Reverse(*ov),
+                trace.ranges[*i as usize].start_ns,
+                *i,
+            )
+        })
+        .copied()
 }
 
 /// Write the report.
@@ -519,17 +569,20 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
         r.kernel_wait_threshold_ns as f64 / 1000.0
     )?;
     if !r.gaps.is_empty() {
-        writeln!(w, "\nlargest gaps:")?;
+        writeln!(
+            w,
+            "\nlargest gaps (times from the first GPU operation):"
+        )?;
     }
     for (k, g) in r.gaps.iter().enumerate() {
         writeln!(
             w,
-            "{:>3}. {} ms on device {} stream {} at {} ms ({}), before {}",
+            "{:>3}. {} ms on device {} stream {} at +{} ms ({}), before {}",
             k + 1,
             text::ms(g.gap_ns),
             g.device,
             g.stream,
-            text::ms(g.start_ns),
+            text::ms(g.start_ns - r.first_op_ns.unwrap_or(0)),
             g.class.as_str(),
             text::clip(&safe(&g.next_op), name_width)
         )?;

@@ -637,9 +637,8 @@ fn write_csv<W: Write>(w: &mut W, r: &StepsReport) -> io::Result<()> {
 }
 
 fn write_table<W: Write>(w: &mut W, r: &StepsReport, name_width: usize) -> io::Result<()> {
-    writeln!(w, "{}: steps from {}", safe(&r.input), r.detection)?;
     if let Some(na) = &r.na {
-        writeln!(w, "steps: na ({na})")?;
+        writeln!(w, "{}: steps: na ({na})", safe(&r.input))?;
         for n in &r.notes {
             writeln!(w, "note: {}", safe(n))?;
         }
@@ -647,8 +646,10 @@ fn write_table<W: Write>(w: &mut W, r: &StepsReport, name_width: usize) -> io::R
     }
     writeln!(
         w,
-        "{} steps, {}",
+        "{}: {} steps from {}, {}",
+        safe(&r.input),
         r.steps.len(),
+        r.detection,
         if r.aligned {
             "aligned to the GPU work they launched (TensorBoard plugin rule)"
         } else {
