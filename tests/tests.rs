@@ -6,6 +6,7 @@ mod util;
 
 mod export;
 mod gpu;
+mod hostviews;
 mod kineto;
 mod parse;
 mod prof;

@@ -373,8 +373,23 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
     let mut per_launch: Vec<(i64, i64, u64)> =
         vec![(i64::MAX, i64::MIN, 0); trace.launches.len()];
     let mut unlaunched = Vec::new();
+    // the plugin reads `cuda_runtime` calls only: on Kineto input, work
+    // launched by a driver call (`cuLaunchKernel`) is matched to no step
+    let is_driver = |name: &str| name.starts_with("cu") && !name.starts_with("cuda");
+    let runtime_launch = |l: &u32| {
+        !kineto
+            || trace
+                .launches
+                .get(*l as usize)
+                .and_then(|x| x.api)
+                .is_none_or(|a| !is_driver(trace.strings.get(a)))
+    };
     for op in &ops {
-        match op.launch.and_then(|l| per_launch.get_mut(l as usize)) {
+        match op
+            .launch
+            .filter(runtime_launch)
+            .and_then(|l| per_launch.get_mut(l as usize))
+        {
             Some(p) => {
                 p.0 = p.0.min(op.start_ns);
                 p.1 = p.1.max(op.end_ns);
@@ -441,7 +456,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         for c in &trace.api_calls {
             let name = trace.strings.get(c.name);
             // the plugin reads `cuda_runtime` events only, not `cuda_driver`
-            if kineto && name.starts_with("cu") && !name.starts_with("cuda") {
+            if kineto && is_driver(name) {
                 continue;
             }
             runtime.push((c.start_ns, c.end_ns));
