@@ -112,7 +112,10 @@ fn nsys_steps_by_hand() {
     let f = nsys_trace(dir.path());
     let v = json(&["steps"], &f);
     assert!(
-        v["detection"].as_str().unwrap().contains("named like a step"),
+        v["detection"]
+            .as_str()
+            .unwrap()
+            .contains("named like a step"),
         "{}",
         v["detection"]
     );
@@ -124,7 +127,12 @@ fn nsys_steps_by_hand() {
     // iteration 3 launched K5 and runs [40100, 50100)
     let w: Vec<(i64, i64)> = steps
         .iter()
-        .map(|s| (s["start_ns"].as_i64().unwrap(), s["end_ns"].as_i64().unwrap()))
+        .map(|s| {
+            (
+                s["start_ns"].as_i64().unwrap(),
+                s["end_ns"].as_i64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(w, vec![(1000, 40100), (40100, 40100), (40100, 50100)]);
     // iteration 1, window [1000, 40100) = 39100 ns:
@@ -150,10 +158,7 @@ fn nsys_steps_by_hand() {
     // iteration 3: K5 100 ns, the rest other
     assert_eq!(cats(&steps[2]), vec![100, 0, 0, 0, 0, 0, 0, 9900]);
     for s in steps {
-        assert_eq!(
-            cats(s).iter().sum::<i64>(),
-            s["total_ns"].as_i64().unwrap()
-        );
+        assert_eq!(cats(s).iter().sum::<i64>(), s["total_ns"].as_i64().unwrap());
     }
     // mean over 3 steps: (39100 + 0 + 10000) / 3, kernel (1140 + 100) / 3
     let m = &v["mean"];
@@ -195,7 +200,10 @@ fn nsys_idle_by_hand() {
     // kernel wait), C1→K3 1100 ns (K3's call began at 3700 > 2700: host
     // wait), K3→S1 36150 ns (S1's call began at 3795 < 3850, >= 30 us: other)
     let s7 = &streams[0];
-    assert_eq!((s7["device"].as_i64(), s7["stream"].as_i64()), (Some(0), Some(7)));
+    assert_eq!(
+        (s7["device"].as_i64(), s7["stream"].as_i64()),
+        (Some(0), Some(7))
+    );
     assert_eq!(s7["gaps"], 3);
     assert_eq!(s7["idle_ns"], 37260);
     assert_eq!(s7["host_wait_ns"], 1100);
@@ -276,7 +284,10 @@ fn nsys_launch_by_hand() {
     // 1 on [2510,2600), 0 on [2600,3700), 1 on [3700,3795), 2 on
     // [3795,3800), 1 on [3800,40000): span 38800, sum q*dt 38855
     let q = &v["queues"][0];
-    assert_eq!((q["device"].as_i64(), q["stream"].as_i64()), (Some(0), Some(7)));
+    assert_eq!(
+        (q["device"].as_i64(), q["stream"].as_i64()),
+        (Some(0), Some(7))
+    );
     assert_eq!(q["ops"], 5);
     assert_eq!(q["span_ns"], 38800);
     assert_eq!(q["max"], 3);
@@ -337,7 +348,10 @@ fn kineto_steps_by_hand() {
     // add; the triton kernel came from a driver call, which the plugin
     // does not read), step 3 none: the tail rule drops step 3 only
     // (2 * 0.8 > 3 is false)
-    assert_eq!(v["dropped_tail_steps"], serde_json::json!(["ProfilerStep#3"]));
+    assert_eq!(
+        v["dropped_tail_steps"],
+        serde_json::json!(["ProfilerStep#3"])
+    );
     let steps = v["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2);
     // step 1: [100, max(200, 210)) µs; step 2: [210, max(300, 305))
@@ -409,8 +423,14 @@ fn outputs_csv_and_table() {
         assert!(out.status.success());
         assert!(!out.stdout.is_empty());
     }
-    let out = run(rprof().args(["launch", "--csv", "--table", "queues", "-q"]).arg(&f));
-    assert!(String::from_utf8(out.stdout).unwrap().starts_with("device,stream,ops,"));
+    let out = run(rprof()
+        .args(["launch", "--csv", "--table", "queues", "-q"])
+        .arg(&f));
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .starts_with("device,stream,ops,")
+    );
     // a record file is refused with a one-line error
     let rec = dir.path().join("x.json");
     std::fs::write(&rec, "{\"x\":1}\n").unwrap();
@@ -443,7 +463,10 @@ fn gpu_events(path: &Path) -> Vec<(String, i64, i64, i64)> {
         .filter(|e| e["ph"] == "X")
         .filter_map(|e| {
             let cat = e["cat"].as_str()?.to_ascii_lowercase();
-            if !matches!(cat.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset" | "memcpy" | "memset") {
+            if !matches!(
+                cat.as_str(),
+                "kernel" | "gpu_memcpy" | "gpu_memset" | "memcpy" | "memset"
+            ) {
                 return None;
             }
             let s = ns(&e["ts"]);
@@ -497,7 +520,10 @@ fn corpus_steps_and_idle_recomputed() {
             .collect();
         let mut prev_end = i64::MIN;
         for s in steps {
-            let (a, b) = (s["start_ns"].as_i64().unwrap(), s["end_ns"].as_i64().unwrap());
+            let (a, b) = (
+                s["start_ns"].as_i64().unwrap(),
+                s["end_ns"].as_i64().unwrap(),
+            );
             assert!(a >= prev_end && b >= a, "{rel}: steps overlap");
             prev_end = b;
             assert_eq!(cats(s).iter().sum::<i64>(), b - a, "{rel}");
@@ -526,7 +552,12 @@ fn corpus_steps_and_idle_recomputed() {
                 }
                 end = end.max(e);
             }
-            assert_eq!(st["idle_ns"].as_i64().unwrap(), idle, "{rel}: stream {}", st["stream"]);
+            assert_eq!(
+                st["idle_ns"].as_i64().unwrap(),
+                idle,
+                "{rel}: stream {}",
+                st["stream"]
+            );
             assert_eq!(st["gaps"].as_i64().unwrap(), n, "{rel}");
             assert_eq!(
                 st["host_wait_ns"].as_i64().unwrap()

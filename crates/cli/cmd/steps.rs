@@ -44,14 +44,14 @@ Examples:
 
 pub fn run(args: &StepsArgs) -> anyhow::Result<()> {
     let pattern = match &args.step {
-        Some(p) => Some(Regex::new(p).map_err(|e| {
-            UsageError(format!("--step {p:?}: not a regular expression ({e})"))
-        })?),
+        Some(p) => Some(
+            Regex::new(p)
+                .map_err(|e| UsageError(format!("--step {p:?}: not a regular expression ({e})")))?,
+        ),
         None => None,
     };
     let (trace, innermost) = hostview::load(&args.file, false, args.out.quiet)?;
     let report = steps::compute(&trace, &StepOptions { pattern }, &innermost);
-    args.out.emit(|w| {
-        steps::write(w, &report, args.out.format(), args.out.name_width)
-    })
+    args.out
+        .emit(|w| steps::write(w, &report, args.out.format(), args.out.name_width))
 }

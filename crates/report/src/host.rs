@@ -106,7 +106,7 @@ impl<'a> ThreadRanges<'a> {
             .iter()
             .filter_map(|&i| {
                 let r = &self.ranges[i as usize];
-                let ov = r.end_ns.min(hi) - r.start_ns.max(lo);
+                let ov = r.end_ns.min(hi).saturating_sub(r.start_ns.max(lo));
                 (ov > 0).then_some((i, ov))
             })
             .collect()

@@ -244,7 +244,7 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
         for &i in &idx[1..] {
             let op = &ops[i];
             if op.start_ns > last_end {
-                let gap = op.start_ns - last_end;
+                let gap = op.start_ns.saturating_sub(last_end);
                 let launch = op.launch.and_then(|l| trace.launches.get(l as usize));
                 let class = match launch {
                     Some(l) if l.start_ns > last_end => GapClass::HostWait,
@@ -255,12 +255,13 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
                     s.gaps_without_launch += 1;
                 }
                 s.gaps += 1;
-                s.idle_ns += gap;
-                match class {
-                    GapClass::HostWait => s.host_wait_ns += gap,
-                    GapClass::KernelWait => s.kernel_wait_ns += gap,
-                    GapClass::Other => s.other_ns += gap,
-                }
+                s.idle_ns = s.idle_ns.saturating_add(gap);
+                let slot = match class {
+                    GapClass::HostWait => &mut s.host_wait_ns,
+                    GapClass::KernelWait => &mut s.kernel_wait_ns,
+                    GapClass::Other => &mut s.other_ns,
+                };
+                *slot = slot.saturating_add(gap);
                 raw.push(RawGap {
                     device,
                     stream,
@@ -272,14 +273,14 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
             }
             last_end = last_end.max(op.end_ns);
         }
-        s.span_ns = last_end - first;
+        s.span_ns = last_end.saturating_sub(first);
         s.idle_share_of_span = (s.span_ns > 0).then(|| s.idle_ns as f64 / s.span_ns as f64);
         let t = &mut report.totals;
         t.gaps += s.gaps;
-        t.idle_ns += s.idle_ns;
-        t.host_wait_ns += s.host_wait_ns;
-        t.kernel_wait_ns += s.kernel_wait_ns;
-        t.other_ns += s.other_ns;
+        t.idle_ns = t.idle_ns.saturating_add(s.idle_ns);
+        t.host_wait_ns = t.host_wait_ns.saturating_add(s.host_wait_ns);
+        t.kernel_wait_ns = t.kernel_wait_ns.saturating_add(s.kernel_wait_ns);
+        t.other_ns = t.other_ns.saturating_add(s.other_ns);
         report.streams.push(s);
     }
     if trace.launches.is_empty() {
@@ -289,7 +290,14 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
         );
     }
     // the largest gaps; ties by device, stream and time
-    raw.sort_by_key(|g| (std::cmp::Reverse(g.end - g.start), g.device, g.stream, g.start));
+    raw.sort_by_key(|g| {
+        (
+            std::cmp::Reverse(g.end.saturating_sub(g.start)),
+            g.device,
+            g.stream,
+            g.start,
+        )
+    });
     raw.truncate(opts.top);
     let ranges = ThreadRanges::new(&trace.ranges);
     let blocking: Vec<&ApiCall> = trace
@@ -314,7 +322,7 @@ fn explain(
     opts: &IdleOptions,
 ) -> Gap {
     let op = &ops[g.op];
-    let gap = g.end - g.start;
+    let gap = g.end.saturating_sub(g.start);
     let launch = op.launch.and_then(|l| trace.launches.get(l as usize));
     let range_name = |i: u32| -> String {
         trace
@@ -332,10 +340,15 @@ fn explain(
         .filter(|(_, ov)| ov.saturating_mul(2) >= gap)
         .max_by_key(|(i, _)| {
             let r = &trace.ranges[*i as usize];
-            (r.start_ns, std::cmp::Reverse(r.end_ns), std::cmp::Reverse(*i))
+            (
+                r.start_ns,
+                std::cmp::Reverse(r.end_ns),
+                std::cmp::Reverse(*i),
+            )
         })
         .map(|(i, _)| *i);
-    host_ranges.sort_by_key(|&(i, ov)| (std::cmp::Reverse(ov), trace.ranges[i as usize].start_ns, i));
+    host_ranges
+        .sort_by_key(|&(i, ov)| (std::cmp::Reverse(ov), trace.ranges[i as usize].start_ns, i));
     let listed: Vec<HostRange> = host_ranges
         .iter()
         .take(opts.ranges_per_gap)
@@ -356,7 +369,7 @@ fn explain(
         .filter(|c| c.end_ns > g.start)
         .filter(|c| pid.is_none_or(|p| trace.thread_id(c.thread).pid == p))
         .map(|c| {
-            let ov = c.end_ns.min(g.end) - c.start_ns.max(g.start);
+            let ov = c.end_ns.min(g.end).saturating_sub(c.start_ns.max(g.start));
             (
                 ov,
                 SyncCall {
@@ -381,7 +394,7 @@ fn explain(
         .map(|s| SyncRecord {
             kind: s.kind.as_str().to_owned(),
             stream: s.stream,
-            overlap_ns: s.end_ns.min(g.end) - s.start_ns.max(g.start),
+            overlap_ns: s.end_ns.min(g.end).saturating_sub(s.start_ns.max(g.start)),
         })
         .collect();
     let cause = match calls.first() {
@@ -530,8 +543,16 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
     }
     let mut t = text::table(
         &[
-            "device", "stream", "ops", "span ms", "gaps", "idle ms", "idle%", "host wait",
-            "kernel wait", "other",
+            "device",
+            "stream",
+            "ops",
+            "span ms",
+            "gaps",
+            "idle ms",
+            "idle%",
+            "host wait",
+            "kernel wait",
+            "other",
         ],
         &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
     );
@@ -569,10 +590,7 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
         r.kernel_wait_threshold_ns as f64 / 1000.0
     )?;
     if !r.gaps.is_empty() {
-        writeln!(
-            w,
-            "\nlargest gaps (times from the first GPU operation):"
-        )?;
+        writeln!(w, "\nlargest gaps (times from the first GPU operation):")?;
     }
     for (k, g) in r.gaps.iter().enumerate() {
         writeln!(
@@ -582,7 +600,7 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
             text::ms(g.gap_ns),
             g.device,
             g.stream,
-            text::ms(g.start_ns - r.first_op_ns.unwrap_or(0)),
+            text::ms(g.start_ns.saturating_sub(r.first_op_ns.unwrap_or(0))),
             g.class.as_str(),
             text::clip(&safe(&g.next_op), name_width)
         )?;
@@ -617,9 +635,10 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
                 safe(&c.name),
                 c.thread,
                 text::ms(c.overlap_ns),
-                c.called_from
-                    .as_ref()
-                    .map_or(String::new(), |f| format!(" from {}", text::clip(&safe(f), name_width)))
+                c.called_from.as_ref().map_or(String::new(), |f| format!(
+                    " from {}",
+                    text::clip(&safe(f), name_width)
+                ))
             )?;
         }
         for s in &g.sync_records {

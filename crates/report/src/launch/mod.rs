@@ -210,13 +210,14 @@ pub fn queue_of(pairs: &[(i64, i64)]) -> Queue {
     let mut prev = ev[0].0;
     for &(t, d) in &ev {
         if t > prev {
-            *hist.entry(len.max(0) as u64).or_default() += t - prev;
+            let slot = hist.entry(len.max(0) as u64).or_default();
+            *slot = slot.saturating_add(t.saturating_sub(prev));
             prev = t;
         }
         len += d;
         max = max.max(len);
     }
-    let span = ev[ev.len() - 1].0 - ev[0].0;
+    let span = ev[ev.len() - 1].0.saturating_sub(ev[0].0);
     q.span_ns = span;
     q.max = max.max(0) as u64;
     q.empty_ns = hist.get(&0).copied().unwrap_or(0);
@@ -228,7 +229,7 @@ pub fn queue_of(pairs: &[(i64, i64)]) -> Queue {
             let want = p / 100.0 * span as f64;
             let mut acc = 0i64;
             for (&k, &v) in &hist {
-                acc += v;
+                acc = acc.saturating_add(v);
                 if acc as f64 >= want {
                     return k;
                 }
@@ -307,8 +308,8 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>]) -> LaunchReport {
         b.count += 1;
         if dur < api {
             b.launch_bound += 1;
-            b.kernel_ns += dur;
-            b.api_ns += api;
+            b.kernel_ns = b.kernel_ns.saturating_add(dur);
+            b.api_ns = b.api_ns.saturating_add(api);
             n_bound += 1;
         }
     }
@@ -431,7 +432,11 @@ fn write_csv<W: Write>(w: &mut W, r: &LaunchReport, table: &str) -> io::Result<(
     match table {
         "ops" | "kernels" => {
             c.write_record(SUMMARY_COLS)?;
-            let rows = if table == "ops" { &r.by_op } else { &r.by_kernel };
+            let rows = if table == "ops" {
+                &r.by_op
+            } else {
+                &r.by_kernel
+            };
             for s in rows {
                 c.write_record(summary_row(s))?;
             }
@@ -470,7 +475,14 @@ fn write_csv<W: Write>(w: &mut W, r: &LaunchReport, table: &str) -> io::Result<(
             }
         }
         _ => {
-            c.write_record(["op", "kernel", "count", "launch_bound", "kernel_ns", "api_ns"])?;
+            c.write_record([
+                "op",
+                "kernel",
+                "count",
+                "launch_bound",
+                "kernel_ns",
+                "api_ns",
+            ])?;
             for b in &r.launch_bound {
                 c.write_record([
                     b.op.clone(),
@@ -504,8 +516,16 @@ fn write_table<W: Write>(w: &mut W, r: &LaunchReport, top: usize, width: usize) 
         writeln!(w, "\n{title}")?;
         let mut t = text::table(
             &[
-                "name", "count", "queued", "api mean us", "api med us", "lat mean us",
-                "lat med us", "lat min us", "lat max us", "kernel mean us",
+                "name",
+                "count",
+                "queued",
+                "api mean us",
+                "api med us",
+                "lat mean us",
+                "lat med us",
+                "lat min us",
+                "lat max us",
+                "kernel mean us",
             ],
             &[1, 2, 3, 4, 5, 6, 7, 8, 9],
         );
@@ -538,10 +558,22 @@ fn write_table<W: Write>(w: &mut W, r: &LaunchReport, top: usize, width: usize) 
         w,
         "latency = kernel start - launch call end (negative: the kernel began before the call returned); queued = kernels with latency > 0; api = launch call duration."
     )?;
-    writeln!(w, "\nlaunch queue per stream (+1 at each launch call start, -1 at each op start)")?;
+    writeln!(
+        w,
+        "\nlaunch queue per stream (+1 at each launch call start, -1 at each op start)"
+    )?;
     let mut t = text::table(
         &[
-            "device", "stream", "ops", "mean", "max", "p50", "p90", "p99", "empty ms", "empty%",
+            "device",
+            "stream",
+            "ops",
+            "mean",
+            "max",
+            "p50",
+            "p90",
+            "p99",
+            "empty ms",
+            "empty%",
             "before launch",
         ],
         &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],

@@ -370,8 +370,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         .collect();
     // GPU work per launch call
     let ops = host::gpu_ops(trace);
-    let mut per_launch: Vec<(i64, i64, u64)> =
-        vec![(i64::MAX, i64::MIN, 0); trace.launches.len()];
+    let mut per_launch: Vec<(i64, i64, u64)> = vec![(i64::MAX, i64::MIN, 0); trace.launches.len()];
     let mut unlaunched = Vec::new();
     // the plugin reads `cuda_runtime` calls only: on Kineto input, work
     // launched by a driver call (`cuLaunchKernel`) is matched to no step
@@ -427,7 +426,11 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
             .and_then(|l| launch_op.get(l as usize).copied().flatten())
             .and_then(|r| trace.ranges.get(r as usize))
             .is_some_and(|r| is_comm_name(trace.range_name(r)));
-        by_op || (!kineto && name.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("nccl")))
+        by_op
+            || (!kineto
+                && name
+                    .get(..4)
+                    .is_some_and(|p| p.eq_ignore_ascii_case("nccl")))
     };
     let mut kern = Vec::new();
     let mut comm = Vec::new();
@@ -495,7 +498,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
 
     for (k, &(s, e)) in windows.iter().enumerate() {
         let c: Vec<i64> = cats.iter().map(|iv| iv.covered_in(s, e)).collect();
-        let total = e - s;
+        let total = e.saturating_sub(s);
         let gpu_busy = busy.covered_in(s, e);
         let r = &trace.ranges[chosen[k]];
         report.steps.push(Step {
@@ -693,7 +696,7 @@ fn write_table<W: Write>(w: &mut W, r: &StepsReport, name_width: usize) -> io::R
     for s in &r.steps {
         let mut row = vec![
             text::clip(&safe(&s.name), name_width),
-            text::ms(s.start_ns - zero),
+            text::ms(s.start_ns.saturating_sub(zero)),
             text::ms(s.total_ns),
         ];
         row.extend(s.categories().iter().map(|&v| text::ms(v)));
