@@ -72,6 +72,14 @@ pub fn op_name(trace: &Trace, op: OpRef) -> &str {
     }
 }
 
+/// The name of a range as the host views use it: the operator's own name
+/// (PyTorch profiler), or the NVTX text without the fields PyTorch's
+/// markers append (`, seq = N`, `, op_id = M`, `, sizes = …`), so that
+/// every call of one operator shares a name.
+pub fn range_op_name<'t>(trace: &'t Trace, r: &Range) -> &'t str {
+    rprof_model::stock::parse_head(trace.range_name(r)).name
+}
+
 /// The ranges of each thread, sorted by start (then end descending, so an
 /// outer range comes before an inner one starting at the same time).
 pub struct ThreadRanges<'a> {

@@ -178,8 +178,11 @@ impl Acc {
     }
 }
 
-fn sorted(groups: BTreeMap<String, Acc>) -> Vec<Summary> {
-    let mut v: Vec<Summary> = groups.into_iter().map(|(k, a)| a.finish(k)).collect();
+fn sorted(groups: BTreeMap<&str, Acc>) -> Vec<Summary> {
+    let mut v: Vec<Summary> = groups
+        .into_iter()
+        .map(|(k, a)| a.finish(k.to_owned()))
+        .collect();
     v.sort_by(|a, b| {
         b.latency_total_ns
             .cmp(&a.latency_total_ns)
@@ -265,12 +268,13 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>]) -> LaunchReport {
             .copied()
             .flatten()
             .and_then(|r| trace.ranges.get(r as usize))
-            .map_or(NO_RANGE, |r| trace.range_name(r))
+            .map_or(NO_RANGE, |r| host::range_op_name(trace, r))
     };
     let mut all = Acc::new();
-    let mut by_kernel: BTreeMap<String, Acc> = BTreeMap::new();
-    let mut by_op: BTreeMap<String, Acc> = BTreeMap::new();
-    let mut bound: BTreeMap<(String, String), LaunchBound> = BTreeMap::new();
+    // keys borrow from the trace: no allocation per kernel
+    let mut by_kernel: BTreeMap<&str, Acc> = BTreeMap::new();
+    let mut by_op: BTreeMap<&str, Acc> = BTreeMap::new();
+    let mut bound: BTreeMap<(&str, &str), LaunchBound> = BTreeMap::new();
     let mut n_bound = 0u64;
     for k in &trace.kernels {
         let Some(li) = k.launch else {
@@ -288,23 +292,18 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>]) -> LaunchReport {
         let op = op_of(li);
         all.add(api, lat, dur);
         by_kernel
-            .entry(kname.to_owned())
+            .entry(kname)
             .or_insert_with(Acc::new)
             .add(api, lat, dur);
-        by_op
-            .entry(op.to_owned())
-            .or_insert_with(Acc::new)
-            .add(api, lat, dur);
-        let b = bound
-            .entry((op.to_owned(), kname.to_owned()))
-            .or_insert_with(|| LaunchBound {
-                op: op.to_owned(),
-                kernel: kname.to_owned(),
-                count: 0,
-                launch_bound: 0,
-                kernel_ns: 0,
-                api_ns: 0,
-            });
+        by_op.entry(op).or_insert_with(Acc::new).add(api, lat, dur);
+        let b = bound.entry((op, kname)).or_insert_with(|| LaunchBound {
+            op: op.to_owned(),
+            kernel: kname.to_owned(),
+            count: 0,
+            launch_bound: 0,
+            kernel_ns: 0,
+            api_ns: 0,
+        });
         b.count += 1;
         if dur < api {
             b.launch_bound += 1;

@@ -197,7 +197,7 @@ fn detect(trace: &Trace, opts: &StepOptions) -> (Vec<usize>, String) {
             .ranges
             .iter()
             .enumerate()
-            .filter(|(_, r)| f(trace.range_name(r)))
+            .filter(|(_, r)| f(host::range_op_name(trace, r)))
             .map(|(i, _)| i)
             .collect();
         // keep the outermost of nested matches on one thread
@@ -416,7 +416,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
     for &i in &chosen[keep..] {
         report
             .dropped_tail_steps
-            .push(trace.range_name(&trace.ranges[i]).to_owned());
+            .push(host::range_op_name(trace, &trace.ranges[i]).to_owned());
     }
 
     // categories over the whole trace
@@ -425,7 +425,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         let by_op = launch
             .and_then(|l| launch_op.get(l as usize).copied().flatten())
             .and_then(|r| trace.ranges.get(r as usize))
-            .is_some_and(|r| is_comm_name(trace.range_name(r)));
+            .is_some_and(|r| is_comm_name(host::range_op_name(trace, r)));
         by_op
             || (!kineto
                 && name
@@ -472,7 +472,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         if chosen_set.contains(&i) {
             continue;
         }
-        let name = trace.range_name(r);
+        let name = host::range_op_name(trace, r);
         if name.starts_with("ProfilerStep#") {
             continue;
         }
@@ -502,7 +502,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         let gpu_busy = busy.covered_in(s, e);
         let r = &trace.ranges[chosen[k]];
         report.steps.push(Step {
-            name: trace.range_name(r).to_owned(),
+            name: host::range_op_name(trace, r).to_owned(),
             host_start_ns: host[k].0,
             host_end_ns: host[k].1,
             start_ns: s,
