@@ -294,6 +294,14 @@ fn nsys_launch_by_hand() {
     assert_eq!(q["empty_ns"], 1100);
     assert!((q["mean"].as_f64().unwrap() - 38855.0 / 38800.0).abs() < 1e-12);
     assert_eq!((q["p50"].as_u64(), q["p99"].as_u64()), (Some(1), Some(2)));
+    // one CSV row per kernel, in start order
+    let out = run(rprof()
+        .args(["launch", "--csv", "--table", "each", "-q"])
+        .arg(&f));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 5, "{text}");
+    assert_eq!(rows[3], "3800,0,7,add,iteration 1,90,10,50");
 }
 
 /// A PyTorch-profiler trace (µs): steps 1–3 as `ProfilerStep#N` user

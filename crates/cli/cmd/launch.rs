@@ -24,7 +24,7 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "N", default_value_t = 15)]
     pub top: usize,
 
-    /// The table CSV output holds.
+    /// The table CSV output holds (`each`: one row per kernel).
     #[arg(long, value_enum, value_name = "TABLE", default_value_t = CsvTable::Kernels)]
     pub table: CsvTable,
 
@@ -46,6 +46,9 @@ pub enum CsvTable {
     Queues,
     /// Launch-bound (op, kernel) pairs.
     LaunchBound,
+    /// Every kernel with a launch call: start, device, stream, kernel, op,
+    /// API time, latency, duration (also added to --json as `each`).
+    Each,
 }
 
 const AFTER_HELP: &str = "\
@@ -56,12 +59,14 @@ Examples:
 
 pub fn run(args: &LaunchArgs) -> anyhow::Result<()> {
     let (trace, innermost) = hostview::load(&args.file, false, args.out.quiet)?;
-    let report = launch::compute(&trace, &innermost);
+    let each = args.table == CsvTable::Each;
+    let report = launch::compute(&trace, &innermost, each);
     let table = match args.table {
         CsvTable::Kernels => "kernels",
         CsvTable::Ops => "ops",
         CsvTable::Queues => "queues",
         CsvTable::LaunchBound => "launch-bound",
+        CsvTable::Each => "each",
     };
     args.out.emit(|w| {
         launch::write(

@@ -14,12 +14,25 @@ use serde::Serialize;
 use crate::host::{self, OutFormat, safe};
 use crate::text;
 
-/// What to print.
-#[derive(Clone, Debug)]
-pub struct LaunchOptions {
-    /// Rows of each table in the text output (0: all). CSV and JSON hold
-    /// every row.
-    pub top: usize,
+/// One kernel's launch (kept only when asked for: `--table each`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KernelLaunch {
+    /// Kernel start, ns.
+    pub start_ns: i64,
+    /// Device.
+    pub device: i64,
+    /// Stream.
+    pub stream: i64,
+    /// Kernel name.
+    pub kernel: String,
+    /// Op (innermost range around the launch call).
+    pub op: String,
+    /// Launch call duration, ns.
+    pub api_ns: i64,
+    /// Kernel start − launch call end, ns.
+    pub latency_ns: i64,
+    /// Kernel duration, ns.
+    pub kernel_ns: i64,
 }
 
 /// The op of kernels launched outside any range.
@@ -125,6 +138,10 @@ pub struct LaunchReport {
     pub launch_bound: Vec<LaunchBound>,
     /// Launch-bound kernels over all kernels with a launch call.
     pub launch_bound_share: Option<f64>,
+    /// Every kernel with a launch call, in start order (only when asked
+    /// for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub each: Vec<KernelLaunch>,
     /// Why there are no figures, when there are none.
     pub na: Option<String>,
     /// Caveats.
@@ -248,7 +265,7 @@ pub fn queue_of(pairs: &[(i64, i64)]) -> Queue {
 
 /// Compute the report. `launch_op[i]`: the innermost range enclosing
 /// launch call `i`.
-pub fn compute(trace: &Trace, launch_op: &[Option<u32>]) -> LaunchReport {
+pub fn compute(trace: &Trace, launch_op: &[Option<u32>], each: bool) -> LaunchReport {
     let mut report = LaunchReport {
         input: trace.path.display().to_string(),
         kernels: 0,
@@ -259,6 +276,7 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>]) -> LaunchReport {
         queues: Vec::new(),
         launch_bound: Vec::new(),
         launch_bound_share: None,
+        each: Vec::new(),
         na: None,
         notes: trace.missing.clone(),
     };
@@ -291,6 +309,18 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>]) -> LaunchReport {
         let kname = trace.strings.get(k.name);
         let op = op_of(li);
         all.add(api, lat, dur);
+        if each {
+            report.each.push(KernelLaunch {
+                start_ns: k.start_ns,
+                device: k.device,
+                stream: k.stream,
+                kernel: kname.to_owned(),
+                op: op.to_owned(),
+                api_ns: api,
+                latency_ns: lat,
+                kernel_ns: dur,
+            });
+        }
         by_kernel
             .entry(kname)
             .or_insert_with(Acc::new)
@@ -323,6 +353,9 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>]) -> LaunchReport {
         report.overall = Some(all.finish("all kernels".into()));
         report.launch_bound_share = Some(n_bound as f64 / report.kernels as f64);
     }
+    report
+        .each
+        .sort_by(|a, b| (a.start_ns, a.device, a.stream).cmp(&(b.start_ns, b.device, b.stream)));
     report.by_kernel = sorted(by_kernel);
     report.by_op = sorted(by_op);
     let mut lb: Vec<LaunchBound> = bound.into_values().filter(|b| b.launch_bound > 0).collect();
@@ -438,6 +471,30 @@ fn write_csv<W: Write>(w: &mut W, r: &LaunchReport, table: &str) -> io::Result<(
             };
             for s in rows {
                 c.write_record(summary_row(s))?;
+            }
+        }
+        "each" => {
+            c.write_record([
+                "start_ns",
+                "device",
+                "stream",
+                "kernel",
+                "op",
+                "api_ns",
+                "latency_ns",
+                "kernel_ns",
+            ])?;
+            for k in &r.each {
+                c.write_record([
+                    k.start_ns.to_string(),
+                    k.device.to_string(),
+                    k.stream.to_string(),
+                    k.kernel.clone(),
+                    k.op.clone(),
+                    k.api_ns.to_string(),
+                    k.latency_ns.to_string(),
+                    k.kernel_ns.to_string(),
+                ])?;
             }
         }
         "queues" => {
