@@ -181,7 +181,7 @@ mod tests {
             start_ns: s,
             end_ns: e,
             thread,
-            text: StrRef::default(),
+            text: StrRef(0),
             domain: 0,
         }
     }

@@ -148,12 +148,18 @@ pub struct LaunchReport {
     pub notes: Vec<String>,
 }
 
-#[derive(Default)]
 struct Acc {
     api: Stats,
     lat: Stats,
     kern: Stats,
     queued: u64,
+}
+
+impl Default for Acc {
+    /// Keeps API-time and latency samples (for the medians).
+    fn default() -> Acc {
+        Acc::new()
+    }
 }
 
 impl Acc {
@@ -321,11 +327,8 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>], each: bool) -> LaunchRe
                 kernel_ns: dur,
             });
         }
-        by_kernel
-            .entry(kname)
-            .or_insert_with(Acc::new)
-            .add(api, lat, dur);
-        by_op.entry(op).or_insert_with(Acc::new).add(api, lat, dur);
+        by_kernel.entry(kname).or_default().add(api, lat, dur);
+        by_op.entry(op).or_default().add(api, lat, dur);
         let b = bound.entry((op, kname)).or_insert_with(|| LaunchBound {
             op: op.to_owned(),
             kernel: kname.to_owned(),
@@ -355,7 +358,7 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>], each: bool) -> LaunchRe
     }
     report
         .each
-        .sort_by(|a, b| (a.start_ns, a.device, a.stream).cmp(&(b.start_ns, b.device, b.stream)));
+        .sort_by_key(|a| (a.start_ns, a.device, a.stream));
     report.by_kernel = sorted(by_kernel);
     report.by_op = sorted(by_op);
     let mut lb: Vec<LaunchBound> = bound.into_values().filter(|b| b.launch_bound > 0).collect();
@@ -367,7 +370,9 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>], each: bool) -> LaunchRe
     report.launch_bound = lb;
 
     // queues: kernels, copies and sets with a launch call
-    let mut per_stream: BTreeMap<(i64, i64), (Vec<(i64, i64)>, u64)> = BTreeMap::new();
+    // (device, stream) → ((call start, op start) pairs, ops started before their call)
+    type PerStream = BTreeMap<(i64, i64), (Vec<(i64, i64)>, u64)>;
+    let mut per_stream: PerStream = BTreeMap::new();
     for op in host::gpu_ops(trace) {
         let Some(l) = op.launch.and_then(|l| trace.launches.get(l as usize)) else {
             continue;

@@ -248,21 +248,30 @@ fn detect(trace: &Trace, opts: &StepOptions) -> (Vec<usize>, String) {
     )
 }
 
+/// What [`align`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alignment {
+    /// The aligned steps; `None` when no GPU operation was launched inside
+    /// any step (then the host times stand).
+    pub windows: Option<Vec<(i64, i64)>>,
+    /// GPU operations matched to each step.
+    pub matched: Vec<u64>,
+    /// Trailing steps the plugin drops.
+    pub dropped: usize,
+}
+
 /// The TensorBoard plugin's alignment of host steps to their GPU work
 /// (`StepParser._find_device_steps` and `_update_steps_duration`).
 ///
 /// `steps`: host (start, end), sorted by start. `launches`: (call start,
 /// call end, first GPU start, last GPU end, number of GPU ops) of every
 /// launch call that has GPU work, any order. `unlaunched_ends`: GPU ends of
-/// operations whose call is unknown. Returns the aligned steps, the number
-/// of GPU operations matched to each, and how many trailing steps the
-/// plugin drops; `None` as the first element when no GPU operation was
-/// launched inside any step (then the host times stand).
+/// operations whose call is unknown.
 pub fn align(
     steps: &[(i64, i64)],
     launches: &mut [(i64, i64, i64, i64, u64)],
     unlaunched_ends: &[i64],
-) -> (Option<Vec<(i64, i64)>>, Vec<u64>, usize) {
+) -> Alignment {
     launches.sort_unstable();
     let n = steps.len();
     let mut dev: Vec<(i64, i64)> = vec![(i64::MAX, i64::MIN); n];
@@ -295,7 +304,11 @@ pub fn align(
         dev[i_step] = (lo, hi);
     }
     if !matched.iter().any(|&m| m > 0) {
-        return (None, matched, 0);
+        return Alignment {
+            windows: None,
+            matched,
+            dropped: 0,
+        };
     }
     let mut prev = steps[0].0;
     if dev[0].0 != i64::MAX {
@@ -334,7 +347,11 @@ pub fn align(
         }
         dropped = n - keep;
     }
-    (Some(out), matched, dropped)
+    Alignment {
+        windows: Some(out),
+        matched,
+        dropped,
+    }
 }
 
 /// Compute the report. `launch_op[i]`: the innermost range enclosing
@@ -404,7 +421,11 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         .filter(|(_, p)| p.2 > 0)
         .map(|(l, p)| (l.start_ns, l.end_ns, p.0, p.1, p.2))
         .collect();
-    let (aligned, matched, dropped) = align(&host, &mut calls, &unlaunched);
+    let Alignment {
+        windows: aligned,
+        matched,
+        dropped,
+    } = align(&host, &mut calls, &unlaunched);
     report.aligned = aligned.is_some();
     let windows = aligned.unwrap_or_else(|| host.clone());
     if !report.aligned {
@@ -777,10 +798,10 @@ mod tests {
         // runs [150,260), step 1 launches [270,300)
         let steps = [(0, 100), (100, 200)];
         let mut calls = vec![(10, 20, 150, 260, 1), (110, 120, 270, 300, 2)];
-        let (al, m, dropped) = align(&steps, &mut calls, &[]);
-        assert_eq!(al, Some(vec![(0, 260), (260, 300)]));
-        assert_eq!(m, vec![1, 2]);
-        assert_eq!(dropped, 0);
+        let a = align(&steps, &mut calls, &[]);
+        assert_eq!(a.windows, Some(vec![(0, 260), (260, 300)]));
+        assert_eq!(a.matched, vec![1, 2]);
+        assert_eq!(a.dropped, 0);
     }
 
     #[test]
@@ -791,9 +812,8 @@ mod tests {
             (110, 120, 130, 140, 10),
             (210, 220, 230, 240, 7),
         ];
-        let (_, _, dropped) = align(&steps, &mut calls, &[]);
         // 10 * 0.8 > 7: the last step goes
-        assert_eq!(dropped, 1);
+        assert_eq!(align(&steps, &mut calls, &[]).dropped, 1);
     }
 
     #[test]
@@ -802,9 +822,9 @@ mod tests {
         // ending before step 0's first GPU op moves step 0's start
         let steps = [(100, 200)];
         let mut calls = vec![(90, 110, 150, 160, 1), (120, 130, 170, 180, 1)];
-        let (al, m, _) = align(&steps, &mut calls, &[]);
-        assert_eq!(m, vec![1]);
-        assert_eq!(al, Some(vec![(160, 200)]));
+        let a = align(&steps, &mut calls, &[]);
+        assert_eq!(a.matched, vec![1]);
+        assert_eq!(a.windows, Some(vec![(160, 200)]));
     }
 
     #[test]
