@@ -444,6 +444,16 @@ fn outputs_csv_and_table() {
     std::fs::write(&rec, "{\"x\":1}\n").unwrap();
     let out = run(rprof().args(["idle"]).arg(&rec));
     assert_eq!(out.status.code(), Some(1));
+    // garbage: one line naming the file and what it is not
+    let bad = dir.path().join("bad.bin");
+    std::fs::write(&bad, b"\x00\x01garbage").unwrap();
+    for cmd in ["steps", "idle", "launch"] {
+        let out = run(rprof().arg(cmd).arg(&bad));
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("bad.bin: not a SQLite database"), "{err}");
+    }
 }
 
 /// Times of a Kineto trace's events as exact ns, from the JSON text.
