@@ -9,6 +9,7 @@ mod diff;
 mod dist;
 mod export;
 mod gpu;
+mod hostviews;
 mod kineto;
 mod mem;
 mod model;

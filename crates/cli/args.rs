@@ -38,6 +38,9 @@ pub enum Command {
     Report(super::cmd::report::ReportArgs),
     Dist(super::cmd::dist::DistArgs),
     Diff(super::cmd::diff::DiffArgs),
+    Steps(super::cmd::steps::StepsArgs),
+    Idle(super::cmd::idle::IdleArgs),
+    Launch(super::cmd::launch::LaunchArgs),
 }
 
 /// Record line format.

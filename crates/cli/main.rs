@@ -27,6 +27,9 @@ fn main() -> ExitCode {
         args::Command::Report(a) => cmd::report::run(&a),
         args::Command::Dist(a) => cmd::dist::run(&a),
         args::Command::Diff(a) => cmd::diff::run(&a),
+        args::Command::Steps(a) => cmd::steps::run(&a),
+        args::Command::Idle(a) => cmd::idle::run(&a),
+        args::Command::Launch(a) => cmd::launch::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

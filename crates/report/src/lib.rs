@@ -18,6 +18,9 @@
 //!   wait.
 //! - [`diff`]: `rprof diff`, two runs per key with a Mann-Whitney U
 //!   test over the per-step times, and the whole-run figures.
+//! - [`steps`], [`idle`], [`launch`]: `rprof steps`, `rprof idle`, `rprof
+//!   launch`: step breakdown, GPU idle gaps and their causes, launch
+//!   overhead and queues ([`host`] holds what they share).
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -37,12 +40,16 @@ pub mod column;
 pub mod diff;
 pub mod dist;
 pub mod gpu;
+pub mod host;
 pub mod html;
+pub mod idle;
+pub mod launch;
 pub mod mem;
 pub mod model;
 pub mod printer;
 pub mod row;
 pub mod select;
+pub mod steps;
 pub mod summary;
 mod text;
 

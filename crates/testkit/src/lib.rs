@@ -17,6 +17,7 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 
 pub mod dist;
+pub mod hostview;
 
 /// The nsys 2026.2 DDL of the tables rprof reads.
 pub const NSYS_DDL: &str = "

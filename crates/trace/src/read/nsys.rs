@@ -848,6 +848,9 @@ fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64, all_threads: bo
     for m in &mut trace.memops {
         shift(&mut m.name);
     }
+    for c in &mut trace.api_calls {
+        shift(&mut c.name);
+    }
     trace.strings = pool;
     let stats = &mut trace.stats;
     stats.nvtx_rows += rows;
