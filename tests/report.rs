@@ -347,3 +347,47 @@ fn report_of_a_job_directory() {
     assert_eq!(section_ids(&doc), ["overview", "distributed"]);
     assert!(html.contains("job of 2 ranks"));
 }
+
+/// A PyTorch-profiler run with steps: the page has the step breakdown and
+/// the idle sections, and in every step row the eight categories add up to
+/// the step's total (to the rounding of the printed milliseconds).
+#[test]
+fn report_with_steps_has_breakdown_and_idle_sections() {
+    let corpus = corpus_or_skip!();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(input) = std::fs::read_dir(corpus.join("kineto-tbplugin"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with(".json.gz"))
+    else {
+        return;
+    };
+    let html = report(&input, dir.path());
+    let doc = parse(&html);
+    let ids = section_ids(&doc);
+    for want in ["steps", "idle", "memory"] {
+        assert!(ids.iter().any(|i| i == want), "no section {want}: {ids:?}");
+    }
+    let table = doc
+        .descendants()
+        .find(|n| n.tag_name().name() == "caption" && n.text() == Some("Per step"))
+        .and_then(|c| c.parent())
+        .unwrap();
+    let mut rows = 0;
+    for tr in table
+        .descendants()
+        .filter(|n| n.tag_name().name() == "tr")
+        .skip(1)
+    {
+        let cells: Vec<f64> = tr
+            .children()
+            .filter(|c| c.is_element())
+            .skip(1)
+            .map(|c| c.text().unwrap_or("").parse::<f64>().unwrap_or(f64::NAN))
+            .collect();
+        let parts: f64 = cells[1..9].iter().sum();
+        assert!((parts - cells[0]).abs() < 0.01, "{cells:?}");
+        rows += 1;
+    }
+    assert!(rows >= 1);
+}

@@ -180,6 +180,15 @@ fn one_profile(
     // attribution needs only the ranges of launching threads; the page's
     // other figures read the trace's own tables
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+    let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
+        .map(|l| enclosing.of(l).last().copied())
+        .collect();
+    let steps = rprof_report::steps::compute(
+        &trace,
+        &rprof_report::steps::StepOptions { pattern: None },
+        &innermost,
+    );
+    let idle = rprof_report::idle::compute(&trace, &rprof_report::idle::IdleOptions::default());
     let mut builder = PageBuilder::new(trace.devices.clone());
     let mut models = Models::new();
     let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
@@ -204,6 +213,8 @@ fn one_profile(
         html::Views {
             mem: Some(mem),
             dist,
+            steps: Some(steps),
+            idle: Some(idle),
         },
     ))
 }

@@ -26,6 +26,10 @@ pub struct Views {
     pub mem: Option<(crate::mem::MemReport, Vec<crate::mem::CurvePoint>)>,
     /// `rprof dist`'s report (shown when the input holds two ranks or more).
     pub dist: Option<crate::dist::DistReport>,
+    /// `rprof steps`' report.
+    pub steps: Option<crate::steps::StepsReport>,
+    /// `rprof idle`'s report.
+    pub idle: Option<crate::idle::IdleReport>,
 }
 
 /// Collects the per-kernel part of the page.
@@ -119,6 +123,13 @@ impl PageBuilder {
         if let Some((s, recs)) = util {
             page.sections.push(s);
             page.recommendations.extend(recs);
+        }
+        if let Some((s, recs)) = views.steps.as_ref().and_then(super::views::steps_section) {
+            page.sections.push(s);
+            page.recommendations.extend(recs);
+        }
+        if let Some(s) = views.idle.as_ref().and_then(super::views::idle_section) {
+            page.sections.push(s);
         }
         page.sections
             .push(summary_section("ops", "Top ops", &ops, "op"));

@@ -345,13 +345,14 @@ fn stacked(
         .collect();
     let top = finite_max(totals.iter().copied()).max(1e-9) * 1.1;
     // a segmented axis puts each category's label under the middle of its
-    // bar (plotters makes one segment per value of the closed range 0..=n-1)
+    // bar (plotters makes one segment per value of the closed range 0..=n-1;
+    // a single bar gets an empty second segment, as 0..0 would draw nothing)
     let mut c = ChartBuilder::on(root)
         .caption(label(title, 120), ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(60)
         .y_label_area_size(70)
-        .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top)
+        .build_cartesian_2d((0..(n as i32 - 1).max(1)).into_segmented(), 0.0..top)
         .map_err(e)?;
     let cats: Vec<String> = categories.iter().map(|s| label(s, 24)).collect();
     // at most 40 labels; with more bars every k-th is labelled

@@ -12,7 +12,7 @@ pub mod chart;
 mod views;
 
 pub use build::{MAX_BUCKETS, PageBuilder, TOP, Views};
-pub use views::{dist_section, job_page, mem_section};
+pub use views::{dist_section, idle_section, job_page, mem_section, steps_section};
 
 use std::io::{self, Write};
 

@@ -385,3 +385,197 @@ pub fn job_page(r: &DistReport, command: &str) -> super::Page {
         footer: format!("Made by {command} (rprof {}).", env!("CARGO_PKG_VERSION")),
     }
 }
+
+/// The step section: the TensorBoard plugin's breakdown per step as stacked
+/// bars, and the step table; a recommendation when data loading takes a
+/// large share of the step.
+pub fn steps_section(r: &crate::steps::StepsReport) -> Option<(Section, Vec<Recommendation>)> {
+    if r.steps.is_empty() {
+        return None;
+    }
+    let cats: Vec<String> = r.steps.iter().map(|s| s.name.clone()).collect();
+    type Get = fn(&crate::steps::Step) -> i64;
+    let parts: [(&str, Get); 8] = [
+        ("Kernel", |s| s.kernel_ns),
+        ("Memcpy", |s| s.memcpy_ns),
+        ("Memset", |s| s.memset_ns),
+        ("Communication", |s| s.communication_ns),
+        ("Runtime", |s| s.runtime_ns),
+        ("DataLoader", |s| s.dataloader_ns),
+        ("CPU exec", |s| s.cpu_exec_ns),
+        ("Other", |s| s.other_ns),
+    ];
+    let series = parts
+        .iter()
+        .map(|(name, f)| {
+            (
+                (*name).to_owned(),
+                r.steps.iter().map(|s| f(s) as f64 / 1e6).collect(),
+            )
+        })
+        .collect();
+    let mut header = vec!["Step".to_owned(), "Total (ms)".to_owned()];
+    header.extend(parts.iter().map(|(n, _)| format!("{n} (ms)")));
+    header.push("GPU util (% of step)".into());
+    let rows = r
+        .steps
+        .iter()
+        .map(|s| {
+            let mut row = vec![s.name.clone(), ms(s.total_ns)];
+            row.extend(parts.iter().map(|(_, f)| ms(f(s))));
+            row.push(
+                s.gpu_util
+                    .map_or("na".into(), |u| format!("{:.1}", 100.0 * u)),
+            );
+            row
+        })
+        .collect();
+    let mut recs = Vec::new();
+    if let Some(m) = &r.mean
+        && m.total_ns > 0.0
+    {
+        let share = 100.0 * m.dataloader_ns / m.total_ns;
+        if share > 5.0 {
+            recs.push(Recommendation {
+                title: "Data loading takes a large share of the step.".into(),
+                advice: "Use more DataLoader workers, pin memory, prefetch, or move preprocessing off the training loop.".into(),
+                figure: format!("DataLoader {share:.1} % of the mean step time"),
+                section: "steps".into(),
+                rule_of: "TensorBoard plugin (DataLoader share above 5 %)".into(),
+            });
+        }
+    }
+    let mut text = vec![format!(
+        "Steps: {}. Each step's time is split in the TensorBoard plugin's priority order (Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU exec > Other): a category counts only time no higher category covers, so the parts add up to the step. See docs/reports.md, steps.",
+        r.detection
+    )];
+    if let Some(na) = &r.na {
+        text.push(format!("na: {na}"));
+    }
+    text.extend(r.notes.iter().cloned());
+    Some((
+        Section {
+            id: "steps".into(),
+            title: "Step breakdown".into(),
+            text,
+            charts: vec![Chart::Stacked {
+                id: "steps".into(),
+                title: "Step time by category".into(),
+                y_label: "time (ms)".into(),
+                categories: cats,
+                series,
+            }],
+            tables: vec![Table {
+                caption: "Per step".into(),
+                numeric: (0..header.len()).map(|i| i > 0).collect(),
+                headers: header,
+                rows,
+            }],
+        },
+        recs,
+    ))
+}
+
+/// The idle section: idle time per stream by class, and the largest gaps
+/// with their named causes.
+pub fn idle_section(r: &crate::idle::IdleReport) -> Option<Section> {
+    if r.streams.is_empty() {
+        return None;
+    }
+    let cats: Vec<String> = r
+        .streams
+        .iter()
+        .map(|s| format!("GPU {} stream {}", s.device, s.stream))
+        .collect();
+    let part = |f: fn(&crate::idle::StreamIdle) -> i64| -> Vec<f64> {
+        r.streams.iter().map(|s| f(s) as f64 / 1e6).collect()
+    };
+    let charts = vec![Chart::Stacked {
+        id: "idle".into(),
+        title: "GPU idle time per stream by cause class".into(),
+        y_label: "idle (ms)".into(),
+        categories: cats,
+        series: vec![
+            ("host wait".into(), part(|s| s.host_wait_ns)),
+            ("kernel wait".into(), part(|s| s.kernel_wait_ns)),
+            ("other".into(), part(|s| s.other_ns)),
+        ],
+    }];
+    let tables = vec![
+        Table {
+            caption: "Idle time per stream (% of the stream's span)".into(),
+            headers: [
+                "Device",
+                "Stream",
+                "Gaps",
+                "Idle (ms)",
+                "Idle %",
+                "Host wait (ms)",
+                "Kernel wait (ms)",
+                "Other (ms)",
+            ]
+            .map(String::from)
+            .to_vec(),
+            numeric: vec![true; 8],
+            rows: r
+                .streams
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.device.to_string(),
+                        s.stream.to_string(),
+                        s.gaps.to_string(),
+                        ms(s.idle_ns),
+                        pct(s.idle_ns, s.span_ns),
+                        ms(s.host_wait_ns),
+                        ms(s.kernel_wait_ns),
+                        ms(s.other_ns),
+                    ]
+                })
+                .collect(),
+        },
+        Table {
+            caption: "The largest gaps and their causes".into(),
+            headers: [
+                "Device",
+                "Stream",
+                "Gap (ms)",
+                "Class",
+                "Next operation",
+                "Cause",
+            ]
+            .map(String::from)
+            .to_vec(),
+            numeric: vec![true, true, true, false, false, false],
+            rows: r
+                .gaps
+                .iter()
+                .map(|g| {
+                    vec![
+                        g.device.to_string(),
+                        g.stream.to_string(),
+                        ms(g.gap_ns),
+                        g.class.as_str().to_owned(),
+                        g.next_op.clone(),
+                        g.cause.clone(),
+                    ]
+                })
+                .collect(),
+        },
+    ];
+    let mut text = vec![format!(
+        "Gaps between consecutive GPU operations (kernels, copies, sets) on each stream, classified as HTA does: host wait (the next operation's launch call began after the previous operation ended), kernel wait (otherwise, and shorter than {} µs), other. See docs/reports.md, idle.",
+        r.kernel_wait_threshold_ns as f64 / 1e3
+    )];
+    if let Some(na) = &r.na {
+        text.push(format!("na: {na}"));
+    }
+    text.extend(r.notes.iter().cloned());
+    Some(Section {
+        id: "idle".into(),
+        title: "Why the GPU waits".into(),
+        text,
+        charts,
+        tables,
+    })
+}
