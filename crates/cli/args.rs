@@ -38,11 +38,15 @@ pub enum Command {
 /// Record line format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// JSON Lines: a header line, then one object per kernel with PyProf's
-    /// keys and rprof's own.
+    /// JSON Lines: one object per kernel with PyProf's keys and rprof's own,
+    /// every key on every line (docs/records.md); with -o FILE, what the
+    /// profile says about itself goes to FILE.meta.json.
     Json,
     /// PyProf's own Python-dict lines (PyProf's keys only).
     Pydict,
+    /// Apache Parquet: one typed, nullable column per JSON key; source and
+    /// device table in the file's key-value metadata (`rprof`).
+    Parquet,
 }
 
 /// Read a profile and write one record per GPU kernel, in kernel start order.
@@ -82,4 +86,5 @@ const PARSE_EXAMPLES: &str = "\
 Examples:
   rprof parse net.sqlite > net.dict
   rprof parse --format pydict net.sql > net.dict      # PyProf's line format
+  rprof parse --format parquet -o rank0.parquet net.sqlite
   rprof parse net.sqlite | rprof prof -w 150 -c idx,dir,op,kernel,sil";

@@ -72,8 +72,39 @@ pub struct Options {
 pub struct Info {
     /// File name or `<stdin>`.
     pub name: String,
-    /// GPUs (from the profile, or a record file's header).
+    /// GPUs: from the profile, a record file's sidecar (or version 1
+    /// header), else gathered from the records' own device fields as they
+    /// are read (a device is in the list before its first record reaches
+    /// the callback).
     pub devices: Vec<DeviceInfo>,
+}
+
+/// At most this many devices are gathered from records (a hostile file
+/// cannot grow the list without bound).
+const MAX_DEVICES: usize = 4096;
+
+/// Add the device of each record not yet in `devices`.
+fn gather_devices(devices: &mut Vec<DeviceInfo>, recs: &[Record<'_>]) {
+    for r in recs {
+        if devices.len() >= MAX_DEVICES {
+            return;
+        }
+        if devices
+            .iter()
+            .any(|d| d.device == r.device && d.pid == r.pid)
+        {
+            continue;
+        }
+        devices.push(DeviceInfo {
+            device: r.device,
+            pid: r.pid,
+            name: r.device_name.as_deref().map(str::to_owned),
+            sm_count: r.sm_count,
+            cc_major: r.cc_major,
+            cc_minor: r.cc_minor,
+            ..DeviceInfo::default()
+        });
+    }
 }
 
 /// Feed every record of `input` to `each`, a chunk at a time, in order.
@@ -232,6 +263,15 @@ fn records(
         name,
         devices: Vec::new(),
     };
+    // the device table of the sidecar, when the records are a file that
+    // has one; else the header line of a version 1 file, else the records'
+    let mut table = false;
+    if let Some(p) = path {
+        if let Some(h) = rprof_trace::record::read_sidecar(p).map_err(|e| anyhow!(e))? {
+            info.devices = h.devices;
+            table = true;
+        }
+    }
     let mut blocks = Blocks {
         input,
         buf: Vec::new(),
@@ -271,13 +311,21 @@ fn records(
         for (i, p) in parsed.into_iter().enumerate() {
             match p {
                 Ok(Line::Blank) => {}
-                Ok(Line::Header(h)) => info.devices = h.devices,
+                Ok(Line::Header(h)) => {
+                    if !table {
+                        info.devices = h.devices;
+                        table = true;
+                    }
+                }
                 Ok(Line::Record(rec)) => recs.push(*rec),
                 Err(msg) => {
                     error = Some(anyhow!("{}:{}: {msg}", info.name, first_line + i as u64));
                     break;
                 }
             }
+        }
+        if !table {
+            gather_devices(&mut info.devices, &recs);
         }
         each(&recs, &info)?;
         if let Some(e) = error {

@@ -8,6 +8,7 @@ mod args;
 mod cmd;
 mod input;
 mod out;
+mod progress;
 
 use std::io::Write;
 use std::process::ExitCode;

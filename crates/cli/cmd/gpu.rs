@@ -129,6 +129,7 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
     };
     let info = input::for_each_chunk(&source, read, |recs, info| {
         let r = report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));
+        r.learn_devices(&info.devices);
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
         for (rec, e) in recs.iter().zip(&est) {
