@@ -889,7 +889,7 @@ fn json_extras_are_ignored() {
     let first = String::from_utf8(parsed.stdout)
         .unwrap()
         .lines()
-        .nth(1)
+        .next()
         .unwrap()
         .to_owned();
     assert!(first.contains("\"stack\""));

@@ -9,5 +9,6 @@ mod gpu;
 mod kineto;
 mod parse;
 mod prof;
+mod records;
 mod stock;
 mod summary;

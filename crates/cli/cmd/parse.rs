@@ -99,7 +99,14 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     if let (Some(p), Format::Json) = (to_file, args.format) {
         write_sidecar(p, &header)?;
     }
-    report(args, &trace, built.records, built.without_nvtx, built.undecodable_markers, built.undemangled_names);
+    report(
+        args,
+        &trace,
+        built.records,
+        built.without_nvtx,
+        built.undecodable_markers,
+        built.undemangled_names,
+    );
     Ok(())
 }
 
@@ -140,7 +147,10 @@ fn parquet(
             )
             .into());
         }
-        None => Box::new(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout())),
+        None => Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout(),
+        )),
     };
     let out_name = to_file.map_or("<stdout>".to_owned(), |p| p.display().to_string());
     let meta = [
@@ -149,7 +159,12 @@ fn parquet(
     ];
     let mut table = ParquetTable::new(out, rprof_report::records::COLUMNS, &meta)
         .with_context(|| format!("writing {out_name}"))?;
-    let progress = Phase::bar(on, trace.kernels.len() as u64, "writing Parquet records", false);
+    let progress = Phase::bar(
+        on,
+        trace.kernels.len() as u64,
+        "writing Parquet records",
+        false,
+    );
     let mut failed: Option<anyhow::Error> = None;
     let built = build::build(
         trace,
@@ -175,9 +190,18 @@ fn parquet(
         return Err(e);
     }
     let built = built?;
-    let mut out = table.finish().with_context(|| format!("writing {out_name}"))?;
+    let mut out = table
+        .finish()
+        .with_context(|| format!("writing {out_name}"))?;
     out.flush().with_context(|| format!("writing {out_name}"))?;
-    report(args, trace, built.records, built.without_nvtx, built.undecodable_markers, built.undemangled_names);
+    report(
+        args,
+        trace,
+        built.records,
+        built.without_nvtx,
+        built.undecodable_markers,
+        built.undemangled_names,
+    );
     Ok(())
 }
 

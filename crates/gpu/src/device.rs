@@ -53,7 +53,11 @@ impl Devices {
     /// resolved keep their row.
     pub fn learn(&mut self, more: &[DeviceInfo]) {
         for d in more {
-            if !self.known.iter().any(|k| k.device == d.device && k.pid == d.pid) {
+            if !self
+                .known
+                .iter()
+                .any(|k| k.device == d.device && k.pid == d.pid)
+            {
                 self.known.push(d.clone());
             }
         }

@@ -29,7 +29,9 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
-use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array,
+};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -228,10 +230,8 @@ pub fn write_table<W: Write + Send>(
     columns: Vec<(&str, Values)>,
     metadata: &[(&str, String)],
 ) -> io::Result<W> {
-    let types: Vec<(&str, ColumnType)> = columns
-        .iter()
-        .map(|(n, v)| (*n, v.column_type()))
-        .collect();
+    let types: Vec<(&str, ColumnType)> =
+        columns.iter().map(|(n, v)| (*n, v.column_type())).collect();
     let mut t = ParquetTable::new(out, &types, metadata)?;
     t.write(columns.into_iter().map(|(_, v)| v).collect())?;
     t.finish()
@@ -271,18 +271,30 @@ mod tests {
             .key_value_metadata()
             .cloned()
             .unwrap();
-        assert!(kv.iter().any(|e| e.key == "k" && e.value.as_deref() == Some("v")));
+        assert!(
+            kv.iter()
+                .any(|e| e.key == "k" && e.value.as_deref() == Some("v"))
+        );
         let batches: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
         assert_eq!(batches.len(), 1);
         let b = &batches[0];
         let t = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-        assert_eq!(t.iter().collect::<Vec<_>>(), [Some(1 << 60), None, Some(-3)]);
+        assert_eq!(
+            t.iter().collect::<Vec<_>>(),
+            [Some(1 << 60), None, Some(-3)]
+        );
         let u = b.column(1).as_any().downcast_ref::<UInt64Array>().unwrap();
-        assert_eq!(u.iter().collect::<Vec<_>>(), [Some(u64::MAX), Some(0), None]);
+        assert_eq!(
+            u.iter().collect::<Vec<_>>(),
+            [Some(u64::MAX), Some(0), None]
+        );
         let x = b.column(2).as_any().downcast_ref::<Float64Array>().unwrap();
         assert_eq!(x.iter().collect::<Vec<_>>(), [Some(0.5), None, None]);
         let s = b.column(3).as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(s.iter().collect::<Vec<_>>(), [Some("a\u{1}b"), None, Some("")]);
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            [Some("a\u{1}b"), None, Some("")]
+        );
         let l = b
             .column(6)
             .as_any()

@@ -56,7 +56,10 @@ fn strs<'a>(recs: &[Record<'a>], f: impl for<'r> Fn(&'r Record<'a>) -> &'r str) 
     Values::Utf8(recs.iter().map(|r| Some(f(r).to_owned())).collect())
 }
 
-fn opt_str<'a>(recs: &[Record<'a>], f: impl for<'r> Fn(&'r Record<'a>) -> Option<&'r str>) -> Values {
+fn opt_str<'a>(
+    recs: &[Record<'a>],
+    f: impl for<'r> Fn(&'r Record<'a>) -> Option<&'r str>,
+) -> Values {
     Values::Utf8(recs.iter().map(|r| f(r).map(str::to_owned)).collect())
 }
 

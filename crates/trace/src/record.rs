@@ -189,32 +189,19 @@ pub struct Record<'a> {
     #[serde(default)]
     pub regs: Option<i64>,
     /// Static shared memory per block, bytes.
-    #[serde(
-        rename = "smemStatic",
-        default
-    )]
+    #[serde(rename = "smemStatic", default)]
     pub static_smem_bytes: Option<i64>,
     /// Dynamic shared memory per block, bytes.
-    #[serde(
-        rename = "smemDynamic",
-        default
-    )]
+    #[serde(rename = "smemDynamic", default)]
     pub dynamic_smem_bytes: Option<i64>,
     /// CUDA graph id.
     #[serde(rename = "graphId", default)]
     pub graph_id: Option<i64>,
     /// CUDA graph node id.
-    #[serde(
-        rename = "graphNodeId",
-        default
-    )]
+    #[serde(rename = "graphNodeId", default)]
     pub graph_node_id: Option<i64>,
     /// GPU name.
-    #[serde(
-        rename = "deviceName",
-        default,
-        borrow
-    )]
+    #[serde(rename = "deviceName", default, borrow)]
     pub device_name: Option<Cow<'a, str>>,
     /// Number of SMs of the GPU.
     #[serde(rename = "smCount", default)]
@@ -229,41 +216,24 @@ pub struct Record<'a> {
     /// The NVTX ranges enclosing the launch, outermost first (raw text),
     /// except PyProf's own dict markers, which are in `marker`,
     /// `reprMarkers` and `trace`.
-    #[serde(
-        default,
-        borrow,
-        deserialize_with = "borrowed_strs"
-    )]
+    #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub stack: Vec<Cow<'a, str>>,
     /// NVTX domain name of each `stack` entry (`""` = default domain, `#N`
     /// = domain N whose name the export lacks); omitted when every range is
     /// in the default domain.
-    #[serde(
-        default,
-        borrow,
-        deserialize_with = "borrowed_strs"
-    )]
+    #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub domains: Vec<Cow<'a, str>>,
     /// True when the kernel ended no later than it started (kept, duration 0).
     #[serde(rename = "badTime", default)]
     pub bad_time: bool,
     /// The PyTorch profiler's `blocks per SM` (Kineto input).
-    #[serde(
-        rename = "kinetoBlocksPerSm",
-        default
-    )]
+    #[serde(rename = "kinetoBlocksPerSm", default)]
     pub kineto_blocks_per_sm: Option<f64>,
     /// The PyTorch profiler's `warps per SM`.
-    #[serde(
-        rename = "kinetoWarpsPerSm",
-        default
-    )]
+    #[serde(rename = "kinetoWarpsPerSm", default)]
     pub kineto_warps_per_sm: Option<f64>,
     /// The PyTorch profiler's `est. achieved occupancy %`.
-    #[serde(
-        rename = "kinetoOccupancy",
-        default
-    )]
+    #[serde(rename = "kinetoOccupancy", default)]
     pub kineto_occupancy_pct: Option<f64>,
 }
 
@@ -333,7 +303,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for BorrowedStr<'a> {
 fn yes() -> bool {
     true
 }
-
 
 impl Record<'_> {
     /// Copy every borrowed string so the record outlives its input line.
