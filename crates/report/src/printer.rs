@@ -12,7 +12,13 @@
 //!   wide, B19); the default mode separates cells by one space and fits
 //!   lines in `N`.
 //! - **CSV**: every field quoted, embedded quotes doubled by the `csv`
-//!   crate (PyProf did not escape them, B18).
+//!   crate (PyProf did not escape them, B18). An unknown number is an
+//!   empty cell in the default mode (so that DuckDB's `read_csv_auto` and
+//!   Polars' `read_csv` type the column as numbers) and PyProf's `na` with
+//!   `--compat`.
+//! - **TSV**: values separated by tabs, no quoting; tabs, newlines and
+//!   other control characters inside text become spaces; unknown numbers as
+//!   in CSV.
 //!
 //! [`COLUMNS`]: crate::column::COLUMNS
 
@@ -30,6 +36,8 @@ pub enum Format {
     Columns(usize),
     /// CSV.
     Csv,
+    /// Tab-separated values.
+    Tsv,
 }
 
 /// `-w` is narrower than the chosen columns need.
@@ -87,6 +95,7 @@ pub fn widths(columns: &[Column], width: usize, compat: bool) -> Result<Vec<usiz
 
 enum Sink<W: Write> {
     Space(W),
+    Tsv(W),
     Columns(W, Vec<usize>),
     Csv(Box<csv::Writer<W>>),
 }
@@ -117,6 +126,7 @@ impl<W: Write> Printer<W> {
     ) -> Result<Printer<W>, LayoutError> {
         let sink = match format {
             Format::Space => Sink::Space(out),
+            Format::Tsv => Sink::Tsv(out),
             Format::Columns(w) => Sink::Columns(out, widths(columns, w, compat)?),
             Format::Csv => Sink::Csv(Box::new(
                 csv::WriterBuilder::new()
@@ -141,6 +151,10 @@ impl<W: Write> Printer<W> {
             Sink::Space(w) => {
                 let h: Vec<&str> = headers.collect();
                 writeln!(w, "{}", h.join(" "))
+            }
+            Sink::Tsv(w) => {
+                let h: Vec<&str> = headers.collect();
+                writeln!(w, "{}", h.join("\t"))
             }
             Sink::Columns(w, widths) => {
                 self.line.clear();
@@ -177,8 +191,23 @@ impl<W: Write> Printer<W> {
                         v => push_value(&mut self.line, v, false),
                     }
                 }
+                Sink::Tsv(_) => {
+                    if i > 0 {
+                        self.line.push('\t');
+                    }
+                    match v {
+                        Value::Text => self.line.extend(
+                            self.cell
+                                .chars()
+                                .map(|c| if c.is_control() { ' ' } else { c }),
+                        ),
+                        Value::Num(None) if !self.compat => {}
+                        v => push_value(&mut self.line, v, false),
+                    }
+                }
                 Sink::Csv(w) => match v {
                     Value::Text => w.write_field(&self.cell).map_err(csv_io)?,
+                    Value::Num(None) if !self.compat => w.write_field("").map_err(csv_io)?,
                     v => {
                         self.line.clear();
                         push_value(&mut self.line, v, false);
@@ -208,7 +237,7 @@ impl<W: Write> Printer<W> {
         }
         match &mut self.sink {
             Sink::Csv(w) => w.write_record(None::<&[u8]>).map_err(csv_io),
-            Sink::Space(w) | Sink::Columns(w, _) => {
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Columns(w, _) => {
                 self.line.push('\n');
                 w.write_all(self.line.as_bytes())
             }
@@ -218,7 +247,7 @@ impl<W: Write> Printer<W> {
     /// Flush buffered output.
     pub fn flush(&mut self) -> io::Result<()> {
         match &mut self.sink {
-            Sink::Space(w) | Sink::Columns(w, _) => w.flush(),
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Columns(w, _) => w.flush(),
             Sink::Csv(w) => w.flush(),
         }
     }
@@ -226,7 +255,7 @@ impl<W: Write> Printer<W> {
     /// Flush and return the writer.
     pub fn into_inner(self) -> io::Result<W> {
         match self.sink {
-            Sink::Space(w) | Sink::Columns(w, _) => Ok(w),
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Columns(w, _) => Ok(w),
             Sink::Csv(w) => w
                 .into_inner()
                 .map_err(|e| io::Error::new(e.error().kind(), e.error().to_string())),
