@@ -9,6 +9,7 @@ mod cmd;
 mod input;
 mod out;
 mod progress;
+mod style;
 
 use std::io::Write;
 use std::process::ExitCode;

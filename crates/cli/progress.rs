@@ -22,11 +22,6 @@ pub fn enabled(quiet: bool, streams_to_stdout: bool) -> bool {
 }
 
 impl Phase {
-    /// No progress.
-    pub fn none() -> Phase {
-        Phase(None)
-    }
-
     /// A spinner labelled `label` with the elapsed time, redrawn every
     /// 100 ms (so it shows within the first half second).
     pub fn spinner(on: bool, label: &str) -> Phase {

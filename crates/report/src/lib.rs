@@ -27,6 +27,7 @@
 
 pub mod chrome;
 pub mod column;
+pub mod dataout;
 pub mod gpu;
 pub mod model;
 pub mod parquet;
@@ -35,7 +36,7 @@ pub mod records;
 pub mod row;
 pub mod select;
 pub mod summary;
-mod text;
+pub mod text;
 
 pub use column::{COLUMNS, Column, ColumnSpec, DEFAULT_COLUMNS, Kind};
 pub use printer::{Format, LayoutError, Printer};

@@ -107,7 +107,8 @@ impl Values {
         }
     }
 
-    fn column_type(&self) -> ColumnType {
+    /// The column type these values are of.
+    pub fn column_type(&self) -> ColumnType {
         match self {
             Values::Int64(_) => ColumnType::Int64,
             Values::UInt64(_) => ColumnType::UInt64,

@@ -38,6 +38,9 @@ pub enum Format {
     Csv,
     /// Tab-separated values.
     Tsv,
+    /// JSON Lines: one object per row, keyed by column (`-c` names),
+    /// numbers as numbers, unknown numbers `null`; no header line.
+    Json,
 }
 
 /// `-w` is narrower than the chosen columns need.
@@ -96,6 +99,7 @@ pub fn widths(columns: &[Column], width: usize, compat: bool) -> Result<Vec<usiz
 enum Sink<W: Write> {
     Space(W),
     Tsv(W),
+    Json(W),
     Columns(W, Vec<usize>),
     Csv(Box<csv::Writer<W>>),
 }
@@ -127,6 +131,7 @@ impl<W: Write> Printer<W> {
         let sink = match format {
             Format::Space => Sink::Space(out),
             Format::Tsv => Sink::Tsv(out),
+            Format::Json => Sink::Json(out),
             Format::Columns(w) => Sink::Columns(out, widths(columns, w, compat)?),
             Format::Csv => Sink::Csv(Box::new(
                 csv::WriterBuilder::new()
@@ -156,6 +161,7 @@ impl<W: Write> Printer<W> {
                 let h: Vec<&str> = headers.collect();
                 writeln!(w, "{}", h.join("\t"))
             }
+            Sink::Json(_) => Ok(()),
             Sink::Columns(w, widths) => {
                 self.line.clear();
                 for (i, (h, width)) in headers.zip(widths.iter()).enumerate() {
@@ -188,6 +194,19 @@ impl<W: Write> Printer<W> {
                     match v {
                         Value::Text if !self.compat => spaced_text(&mut self.line, &self.cell),
                         Value::Text => self.line.push_str(&self.cell),
+                        v => push_value(&mut self.line, v, false),
+                    }
+                }
+                Sink::Json(_) => {
+                    self.line.push(if i == 0 { '{' } else { ',' });
+                    self.line.push_str(&json_string(col.spec().key));
+                    self.line.push(':');
+                    match v {
+                        Value::Text => self.line.push_str(&json_string(&self.cell)),
+                        Value::Num(None) => self.line.push_str("null"),
+                        Value::Num(Some(n)) if !n.as_f64().is_finite() => {
+                            self.line.push_str("null");
+                        }
                         v => push_value(&mut self.line, v, false),
                     }
                 }
@@ -237,6 +256,13 @@ impl<W: Write> Printer<W> {
         }
         match &mut self.sink {
             Sink::Csv(w) => w.write_record(None::<&[u8]>).map_err(csv_io),
+            Sink::Json(w) => {
+                if self.line.is_empty() {
+                    self.line.push('{');
+                }
+                self.line.push_str("}\n");
+                w.write_all(self.line.as_bytes())
+            }
             Sink::Space(w) | Sink::Tsv(w) | Sink::Columns(w, _) => {
                 self.line.push('\n');
                 w.write_all(self.line.as_bytes())
@@ -247,7 +273,7 @@ impl<W: Write> Printer<W> {
     /// Flush buffered output.
     pub fn flush(&mut self) -> io::Result<()> {
         match &mut self.sink {
-            Sink::Space(w) | Sink::Tsv(w) | Sink::Columns(w, _) => w.flush(),
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Json(w) | Sink::Columns(w, _) => w.flush(),
             Sink::Csv(w) => w.flush(),
         }
     }
@@ -255,7 +281,7 @@ impl<W: Write> Printer<W> {
     /// Flush and return the writer.
     pub fn into_inner(self) -> io::Result<W> {
         match self.sink {
-            Sink::Space(w) | Sink::Tsv(w) | Sink::Columns(w, _) => Ok(w),
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Json(w) | Sink::Columns(w, _) => Ok(w),
             Sink::Csv(w) => w
                 .into_inner()
                 .map_err(|e| io::Error::new(e.error().kind(), e.error().to_string())),
@@ -276,6 +302,11 @@ fn push_value(out: &mut String, v: Value, percent_d: bool) {
         Value::Num(None) => out.push_str("na"),
         Value::Text => {}
     }
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
 /// Default space mode: one field per cell.

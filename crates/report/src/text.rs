@@ -155,10 +155,14 @@ fn alignments(t: &Table, c: &Captured) -> Vec<bool> {
         .map(|i| {
             let start = 2 + widths[..i].iter().map(|w| w + 3).sum::<usize>();
             let padded = c.rows.iter().zip(&lines).any(|(row, line)| {
-                row.get(i).is_some_and(|cell| len(cell) < widths[i] && !cell.is_empty())
+                row.get(i)
+                    .is_some_and(|cell| len(cell) < widths[i] && !cell.is_empty())
                     && line.get(start) == Some(&' ')
             });
-            padded || c.rows.iter().all(|r| r.get(i).is_some_and(|x| numeric(x) || x == "-"))
+            padded
+                || c.rows
+                    .iter()
+                    .all(|r| r.get(i).is_some_and(|x| numeric(x) || x == "-"))
         })
         .collect()
 }
@@ -174,7 +178,9 @@ fn numeric(s: &str) -> bool {
 /// `1234567.5` → `1,234,567.5`.
 fn group(s: &str) -> String {
     let (sign, rest) = s.strip_prefix('-').map_or(("", s), |r| ("-", r));
-    let (int, frac) = rest.split_once('.').map_or((rest, None), |(a, b)| (a, Some(b)));
+    let (int, frac) = rest
+        .split_once('.')
+        .map_or((rest, None), |(a, b)| (a, Some(b)));
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     out.push_str(sign);
     for (i, c) in int.chars().enumerate() {
