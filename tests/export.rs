@@ -74,6 +74,11 @@ fn check(ev: &[Value]) -> BTreeMap<String, usize> {
         assert!(track.0 <= u64::from(u32::MAX) && track.1 <= u64::from(u32::MAX));
         match e["ph"].as_str().unwrap() {
             "M" => assert!(e["args"].is_object()),
+            "C" => {
+                let v = e["args"]["value"].as_f64().unwrap();
+                assert!((0.0..=100.0).contains(&v), "{e}");
+                *cats.entry("counter".to_owned()).or_insert(0) += 1;
+            }
             "X" => {
                 *cats
                     .entry(e["cat"].as_str().unwrap().to_owned())

@@ -10,12 +10,20 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// or an nvprof database into one record per GPU kernel; `rprof prof` prints
 /// them as a table with op, parameters, FLOPs, bytes and tensor-core use.
 #[derive(Parser, Debug)]
-#[command(name = "rprof", version, propagate_version = true)]
+#[command(name = "rprof", version = VERSION, propagate_version = true)]
 #[command(after_long_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `0.1.0 (commit 0123456789ab)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("RPROF_GIT_COMMIT"),
+    ")"
+);
 
 pub const EXIT_CODES: &str = "\
 Exit status:
@@ -33,6 +41,10 @@ pub enum Command {
     Summary(super::cmd::summary::SummaryArgs),
     Gpu(super::cmd::gpu::GpuArgs),
     Export(super::cmd::export::ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(super::cmd::shell::CompletionsArgs),
+    /// Print the manual page (roff) of rprof and its subcommands.
+    Man(super::cmd::shell::ManArgs),
 }
 
 /// Record line format.

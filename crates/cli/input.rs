@@ -14,6 +14,8 @@ use rprof_trace::model::{DeviceInfo, Trace};
 use rprof_trace::read::{self, FileKind, ReadOptions};
 use rprof_trace::record::{Line, Record, read_line};
 
+use crate::progress::{self, Phase};
+
 /// Where records come from.
 pub enum Input {
     /// A profile to parse.
@@ -63,8 +65,11 @@ pub struct Options {
     pub compat: bool,
     /// Also read memory copies (for timelines).
     pub memops: bool,
-    /// No parse summary on stderr.
+    /// No parse summary or progress on stderr.
     pub quiet: bool,
+    /// The command writes its output as it reads (prof): no progress when
+    /// that output is the terminal.
+    pub streams: bool,
 }
 
 /// What the input said about itself.
@@ -124,6 +129,12 @@ pub fn for_each_chunk(
             };
             // the callback's own error (a closed pipe, say) is kept as is
             let mut failed: Option<anyhow::Error> = None;
+            let phase = Phase::bar(
+                progress::enabled(opts.quiet, opts.streams),
+                trace.kernels.len() as u64,
+                "building records",
+                false,
+            );
             let stats = build::build(
                 &trace,
                 &enclosing,
@@ -131,7 +142,10 @@ pub fn for_each_chunk(
                     compat: opts.compat,
                 },
                 |records| match each(records, &info) {
-                    Ok(()) => Ok(()),
+                    Ok(()) => {
+                        phase.inc(records.len() as u64);
+                        Ok(())
+                    }
                     Err(e) => {
                         failed = Some(e);
                         Err(rprof_trace::Error::Record {
@@ -142,6 +156,7 @@ pub fn for_each_chunk(
                     }
                 },
             );
+            drop(phase);
             if let Some(e) = failed {
                 return Err(e);
             }
@@ -151,7 +166,7 @@ pub fn for_each_chunk(
             }
             Ok(info)
         }
-        Input::Records(path) => records(path.as_deref(), each),
+        Input::Records(path) => records(path.as_deref(), opts, each),
     }
 }
 
@@ -160,6 +175,8 @@ pub fn load(
     path: &Path,
     opts: Options,
 ) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
+    let on = progress::enabled(opts.quiet, false);
+    let reading = Phase::spinner(on, &format!("reading {}", path.display()));
     let mut trace = read::read(
         path,
         ReadOptions {
@@ -167,7 +184,10 @@ pub fn load(
             memops: opts.memops,
         },
     )?;
+    drop(reading);
+    let attributing = Phase::spinner(on, "attributing kernels to NVTX ranges");
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+    drop(attributing);
     Ok((trace, enclosing))
 }
 
@@ -250,14 +270,22 @@ const MAX_BLOCK: usize = 1 << 20;
 
 fn records(
     path: Option<&Path>,
+    opts: Options,
     mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
-    let (input, name): (Box<dyn Read>, String) = match path {
+    let on = progress::enabled(opts.quiet, opts.streams);
+    let (input, name, phase): (Box<dyn Read>, String, Phase) = match path {
         Some(p) => {
             let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-            (Box::new(f), p.display().to_string())
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            let phase = Phase::bar(on, len, &format!("reading {}", p.display()), true);
+            (Box::new(f), p.display().to_string(), phase)
         }
-        None => (Box::new(io::stdin()), "<stdin>".to_owned()),
+        None => (
+            Box::new(io::stdin()),
+            "<stdin>".to_owned(),
+            Phase::spinner(on, "reading records from standard input"),
+        ),
     };
     let mut info = Info {
         name,
@@ -290,6 +318,7 @@ fn records(
                     .context(format!("{}:{first_line}: cannot read the line", info.name)));
             }
         };
+        phase.inc(block.len() as u64);
         let mut lines: Vec<&[u8]> = Vec::with_capacity(block.len() / 256);
         let mut start = 0;
         for nl in memchr::memchr_iter(b'\n', block) {

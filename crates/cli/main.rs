@@ -24,6 +24,8 @@ fn main() -> ExitCode {
         args::Command::Summary(a) => cmd::summary::run(&a),
         args::Command::Gpu(a) => cmd::gpu::run(&a),
         args::Command::Export(a) => cmd::export::run(&a),
+        args::Command::Completions(a) => cmd::shell::completions(&a),
+        args::Command::Man(a) => cmd::shell::man(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

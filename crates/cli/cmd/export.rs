@@ -220,6 +220,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
         compat: false,
         memops: true,
         quiet: args.quiet,
+        streams: false,
     };
     let to_file = args
         .output
@@ -229,9 +230,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
     // every profile is read first: the common zero is the earliest event
     let mut loaded = Vec::with_capacity(paths.len());
     for p in &paths {
-        let phase = Phase::spinner(on, &format!("reading {}", p.display()));
         loaded.push(input::load(p, read)?);
-        drop(phase);
     }
     let zeros: Vec<i64> = loaded.iter().map(|(t, _)| zero(t)).collect();
     let common = zeros.iter().copied().min().unwrap_or(0);

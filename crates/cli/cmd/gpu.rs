@@ -192,6 +192,7 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         compat: false,
         memops: false,
         quiet: args.quiet,
+        streams: false,
     };
     let info = input::for_each_chunk(&source, read, |recs, info| {
         let r = report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));

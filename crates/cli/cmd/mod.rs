@@ -4,6 +4,7 @@ pub mod export;
 pub mod gpu;
 pub mod parse;
 pub mod prof;
+pub mod shell;
 pub mod summary;
 
 use std::io::{IsTerminal, Write};

@@ -128,6 +128,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         compat: args.compat,
         memops: false,
         quiet: args.quiet,
+        streams: args.output.is_none(),
     };
     let result = input::for_each_chunk(&source, opts, |recs, _| {
         let items: Vec<(u64, &Record<'_>, Resolved)> = recs

@@ -94,6 +94,7 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         compat: false,
         memops: false,
         quiet: args.quiet,
+        streams: false,
     };
     input::for_each_chunk(&source, opts, |recs, _| {
         let resolved = models.resolve(recs);
