@@ -566,7 +566,7 @@ fn marker(module: &str, op: &str, args: &[String]) -> String {
     )
 }
 
-fn odd_records() -> String {
+pub fn odd_records() -> String {
     let lines = [
         // bf16 GEMM: known by default, apex aborts
         record(

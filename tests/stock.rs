@@ -43,18 +43,9 @@ fn prof_csv(records: &str, cols: &str) -> (Vec<Vec<String>>, String) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| {
-            // every field is quoted: drop the outer quotes, split between
-            l.get(1..l.len().saturating_sub(1))
-                .unwrap_or("")
-                .split("\",\"")
-                .map(str::to_owned)
-                .collect()
-        })
+    let rows = csv::Reader::from_reader(out.stdout.as_slice())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
         .collect();
     (rows, String::from_utf8(out.stderr).unwrap())
 }

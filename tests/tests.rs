@@ -4,6 +4,7 @@
 #[macro_use]
 mod util;
 
+mod convention;
 mod export;
 mod gpu;
 mod kineto;

@@ -11,11 +11,13 @@
 //!   layout (every cell followed by a space, so lines are `N + #columns`
 //!   wide, B19); the default mode separates cells by one space and fits
 //!   lines in `N`.
-//! - **CSV**: every field quoted, embedded quotes doubled by the `csv`
-//!   crate (PyProf did not escape them, B18). An unknown number is an
-//!   empty cell in the default mode (so that DuckDB's `read_csv_auto` and
-//!   Polars' `read_csv` type the column as numbers) and PyProf's `na` with
-//!   `--compat`.
+//! - **CSV**: embedded quotes doubled by the `csv` crate (PyProf did not
+//!   escape them, B18). With `--compat` every field is quoted and an
+//!   unknown number is PyProf's `na`; in the default mode fields are quoted
+//!   only when they must be and an unknown number is an empty, unquoted
+//!   cell, so that DuckDB's `read_csv_auto`, Polars' `read_csv` (which
+//!   reads `""` as an empty string, not a null) and pandas type the column
+//!   as numbers.
 //! - **TSV**: values separated by tabs, no quoting; tabs, newlines and
 //!   other control characters inside text become spaces; unknown numbers as
 //!   in CSV.
@@ -135,7 +137,11 @@ impl<W: Write> Printer<W> {
             Format::Columns(w) => Sink::Columns(out, widths(columns, w, compat)?),
             Format::Csv => Sink::Csv(Box::new(
                 csv::WriterBuilder::new()
-                    .quote_style(csv::QuoteStyle::Always)
+                    .quote_style(if compat {
+                        csv::QuoteStyle::Always
+                    } else {
+                        csv::QuoteStyle::Necessary
+                    })
                     .from_writer(out),
             )),
         };
