@@ -294,11 +294,11 @@ fn records(
     // the device table of the sidecar, when the records are a file that
     // has one; else the header line of a version 1 file, else the records'
     let mut table = false;
-    if let Some(p) = path {
-        if let Some(h) = rprof_trace::record::read_sidecar(p).map_err(|e| anyhow!(e))? {
-            info.devices = h.devices;
-            table = true;
-        }
+    if let Some(p) = path
+        && let Some(h) = rprof_trace::record::read_sidecar(p).map_err(|e| anyhow!(e))?
+    {
+        info.devices = h.devices;
+        table = true;
     }
     let mut blocks = Blocks {
         input,

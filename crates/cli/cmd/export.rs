@@ -112,7 +112,7 @@ fn parse_time(s: &str) -> Result<i64, String> {
         .parse()
         .map_err(|_| format!("{s}: not a time (examples: 12.5ms, 3s, 800us, 1500ns)"))?;
     let ns = v * scale;
-    if !(ns.is_finite() && ns >= 0.0 && ns < 9.2e18) {
+    if !(0.0..9.2e18).contains(&ns) {
         return Err(format!("{s}: must be a non-negative time"));
     }
     Ok(ns.round() as i64)
@@ -201,10 +201,10 @@ fn zero(trace: &Trace) -> i64 {
 }
 
 pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
-    if let (Some(a), Some(b)) = (args.from, args.to) {
-        if b <= a {
-            return Err(out::UsageError("--to must be later than --from".into()).into());
-        }
+    if let (Some(a), Some(b)) = (args.from, args.to)
+        && b <= a
+    {
+        return Err(out::UsageError("--to must be later than --from".into()).into());
     }
     let mut paths = Vec::with_capacity(args.files.len());
     for f in &args.files {

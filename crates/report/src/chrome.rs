@@ -306,7 +306,8 @@ mod tests {
                 metadata: 2,
                 slices: 1,
                 flow_starts: 1,
-                flow_ends: 1
+                flow_ends: 1,
+                counters: 0
             }
         );
         let out = String::from_utf8(w.finish().unwrap()).unwrap();

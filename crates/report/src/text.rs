@@ -219,12 +219,10 @@ fn restyle(mut c: Captured, right: &[bool], style: &TableStyle) -> String {
                 TimeUnit::S => 6,
             };
             for row in &mut c.rows {
-                if let Some(cell) = row.get_mut(i) {
-                    if let Ok(v) = cell.parse::<f64>() {
-                        if numeric(cell) {
-                            *cell = format!("{:.decimals$}", v * scale);
-                        }
-                    }
+                if let Some(cell) = row.get_mut(i).filter(|c| numeric(c))
+                    && let Ok(v) = cell.parse::<f64>()
+                {
+                    *cell = format!("{:.decimals$}", v * scale);
                 }
             }
         }
