@@ -161,7 +161,7 @@ fn small_trace_edge_cases() {
         // 7 kernel events: 2 mistyped (a number as name, a text as time)
         assert_eq!(recs.len(), 4, "{name}");
         assert!(
-            err.contains("6 kernel rows, 4 records written, 2 kernels without a launch call"),
+            err.contains("6 kernel rows, 4 records, 2 kernels without a launch call"),
             "{name}: {err}"
         );
         assert!(

@@ -162,7 +162,7 @@ pub fn for_each_chunk(
             }
             let stats = stats?;
             if !opts.quiet {
-                summary(&trace, stats.records, stats.without_nvtx);
+                parse_summary(&trace, &stats);
             }
             Ok(info)
         }
@@ -191,25 +191,89 @@ pub fn load(
     Ok((trace, enclosing))
 }
 
-fn summary(trace: &Trace, records: u64, without_nvtx: u64) {
-    let s = &trace.stats;
-    let mut e = io::stderr().lock();
-    let _ = writeln!(
-        e,
-        "rprof: {}: {} kernel rows, {} records, {} kernels without a launch call, {} without an enclosing range",
-        trace.path.display(),
-        s.kernel_rows,
-        records,
-        s.without_launch,
-        without_nvtx
+/// What reading a profile found, on stderr: the same lines for every
+/// command.
+pub fn parse_summary(trace: &Trace, built: &rprof_trace::build::BuildStats) {
+    let path = &trace.path;
+    let stats = &trace.stats;
+    let (records, without_nvtx, undecodable_markers, undemangled_names) = (
+        built.records,
+        built.without_nvtx,
+        built.undecodable_markers,
+        built.undemangled_names,
     );
-    if s.skipped_null > 0 {
+    {
+        let mut e = std::io::stderr().lock();
         let _ = writeln!(
             e,
-            "rprof: {}: skipped {} kernel rows with NULL start or end",
-            trace.path.display(),
-            s.skipped_null
+            "rprof: {}: {} kernel rows, {} records, {} kernels without a launch call, {} without {}",
+            path.display(),
+            stats.kernel_rows,
+            records,
+            stats.without_launch,
+            without_nvtx,
+            if trace.source == rprof_trace::model::Source::Kineto {
+                "an enclosing CPU operator"
+            } else {
+                "an NVTX range"
+            },
         );
+        if stats.skipped_null > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: skipped {} kernel rows with {}",
+                path.display(),
+                stats.skipped_null,
+                if trace.source == rprof_trace::model::Source::Kineto {
+                    "a missing or mistyped name or time"
+                } else {
+                    "NULL start or end"
+                }
+            );
+        }
+        if stats.non_positive_duration > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
+                path.display(),
+                stats.non_positive_duration
+            );
+        }
+        if stats.ranges_skipped > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: skipped {} NVTX rows without start, thread or text",
+                path.display(),
+                stats.ranges_skipped
+            );
+        }
+        if undecodable_markers > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
+                path.display(),
+                undecodable_markers
+            );
+        }
+        if undemangled_names > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
+                path.display(),
+                undemangled_names
+            );
+        }
+        if stats.kernel_rows == 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
+                path.display(),
+                stats.nvtx_rows
+            );
+        }
+        for note in &trace.notes {
+            let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
+        }
     }
 }
 

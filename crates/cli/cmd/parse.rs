@@ -205,7 +205,7 @@ fn parquet(
     Ok(())
 }
 
-/// The parse summary on stderr.
+/// The parse summary on stderr (the wording every command uses).
 fn report(
     args: &ParseArgs,
     trace: &rprof_trace::model::Trace,
@@ -214,80 +214,17 @@ fn report(
     undecodable_markers: u64,
     undemangled_names: u64,
 ) {
-    let path = &args.file;
-    let stats = &trace.stats;
     if !args.quiet {
-        let mut e = std::io::stderr().lock();
-        let _ = writeln!(
-            e,
-            "rprof: {}: {} kernel rows, {} records written, {} kernels without a launch call, {} without {}",
-            path.display(),
-            stats.kernel_rows,
-            records,
-            stats.without_launch,
-            without_nvtx,
-            if trace.source == rprof_trace::model::Source::Kineto {
-                "an enclosing CPU operator"
-            } else {
-                "an NVTX range"
+        crate::input::parse_summary(
+            trace,
+            &rprof_trace::build::BuildStats {
+                records,
+                without_nvtx,
+                undecodable_markers,
+                undemangled_names,
+                ..Default::default()
             },
         );
-        if stats.skipped_null > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: skipped {} kernel rows with {}",
-                path.display(),
-                stats.skipped_null,
-                if trace.source == rprof_trace::model::Source::Kineto {
-                    "a missing or mistyped name or time"
-                } else {
-                    "NULL start or end"
-                }
-            );
-        }
-        if stats.non_positive_duration > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
-                path.display(),
-                stats.non_positive_duration
-            );
-        }
-        if stats.ranges_skipped > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: skipped {} NVTX rows without start, thread or text",
-                path.display(),
-                stats.ranges_skipped
-            );
-        }
-        if undecodable_markers > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
-                path.display(),
-                undecodable_markers
-            );
-        }
-        if undemangled_names > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
-                path.display(),
-                undemangled_names
-            );
-        }
-        if stats.kernel_rows == 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
-                path.display(),
-                stats.nvtx_rows
-            );
-        }
-        for note in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
-        }
     }
 }
 
