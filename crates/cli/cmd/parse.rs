@@ -99,14 +99,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     if let (Some(p), Format::Json) = (to_file, args.format) {
         write_sidecar(p, &header)?;
     }
-    report(
-        args,
-        &trace,
-        built.records,
-        built.without_nvtx,
-        built.undecodable_markers,
-        built.undemangled_names,
-    );
+    report(args, &trace, &built);
     Ok(())
 }
 
@@ -194,37 +187,14 @@ fn parquet(
         .finish()
         .with_context(|| format!("writing {out_name}"))?;
     out.flush().with_context(|| format!("writing {out_name}"))?;
-    report(
-        args,
-        trace,
-        built.records,
-        built.without_nvtx,
-        built.undecodable_markers,
-        built.undemangled_names,
-    );
+    report(args, trace, &built);
     Ok(())
 }
 
 /// The parse summary on stderr (the wording every command uses).
-fn report(
-    args: &ParseArgs,
-    trace: &rprof_trace::model::Trace,
-    records: u64,
-    without_nvtx: u64,
-    undecodable_markers: u64,
-    undemangled_names: u64,
-) {
+fn report(args: &ParseArgs, trace: &rprof_trace::model::Trace, built: &build::BuildStats) {
     if !args.quiet {
-        crate::input::parse_summary(
-            trace,
-            &rprof_trace::build::BuildStats {
-                records,
-                without_nvtx,
-                undecodable_markers,
-                undemangled_names,
-                ..Default::default()
-            },
-        );
+        crate::input::parse_summary(trace, built);
     }
 }
 
