@@ -74,6 +74,11 @@ fn check(ev: &[Value]) -> BTreeMap<String, usize> {
         assert!(track.0 <= u64::from(u32::MAX) && track.1 <= u64::from(u32::MAX));
         match e["ph"].as_str().unwrap() {
             "M" => assert!(e["args"].is_object()),
+            "C" => {
+                let v = e["args"]["value"].as_f64().unwrap();
+                assert!((0.0..=100.0).contains(&v), "{e}");
+                *cats.entry("counter".to_owned()).or_insert(0) += 1;
+            }
             "X" => {
                 *cats
                     .entry(e["cat"].as_str().unwrap().to_owned())
@@ -122,6 +127,7 @@ fn synthetic_structure_and_exact_times() {
     let ev = events(&out);
     let cats = check(&ev);
     let want: BTreeMap<String, usize> = [
+        ("counter", 8),
         ("cuda_api", 4),
         ("flows", 4),
         ("gpu_memcpy", 1),
@@ -132,6 +138,37 @@ fn synthetic_structure_and_exact_times() {
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
     assert_eq!(cats, want);
+    // utilization counters, by hand: the kernels span [1000, 4000) ns, so
+    // buckets of 1 µs (the minimum) from 1000; GPU 0 runs k_a and k_b over
+    // all of it, GPU 1 runs k_c [1500, 1750) in the first bucket only; a
+    // last sample of 0 at the end of the span
+    let counter = |gpu_name: &str| -> Vec<(String, f64)> {
+        let pid = ev
+            .iter()
+            .find(|e| {
+                e["name"] == "process_name"
+                    && e["args"]["name"].as_str().unwrap().starts_with(gpu_name)
+            })
+            .unwrap()["pid"]
+            .clone();
+        ev.iter()
+            .filter(|e| e["ph"] == "C" && e["pid"] == pid)
+            .map(|e| (e["ts"].to_string(), e["args"]["value"].as_f64().unwrap()))
+            .collect()
+    };
+    let at = |v: &[(&str, f64)]| {
+        v.iter()
+            .map(|(t, x)| ((*t).to_owned(), *x))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        counter("GPU 0"),
+        at(&[("0.2", 100.0), ("1.2", 100.0), ("2.2", 100.0), ("3.2", 0.0)])
+    );
+    assert_eq!(
+        counter("GPU 1"),
+        at(&[("0.2", 25.0), ("1.2", 0.0), ("2.2", 0.0), ("3.2", 0.0)])
+    );
     // t = 0 at the earliest event (the range at 800 ns); exact µs
     assert!(out.contains(r#""name":"k_a","pid":"#), "{out}");
     assert!(out.contains(r#""ts":0.200,"dur":2.000"#), "{out}");

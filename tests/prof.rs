@@ -566,7 +566,7 @@ fn marker(module: &str, op: &str, args: &[String]) -> String {
     )
 }
 
-fn odd_records() -> String {
+pub fn odd_records() -> String {
     let lines = [
         // bf16 GEMM: known by default, apex aborts
         record(
@@ -889,7 +889,7 @@ fn json_extras_are_ignored() {
     let first = String::from_utf8(parsed.stdout)
         .unwrap()
         .lines()
-        .nth(1)
+        .next()
         .unwrap()
         .to_owned();
     assert!(first.contains("\"stack\""));

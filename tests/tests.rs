@@ -5,6 +5,7 @@
 mod util;
 
 mod comparisons;
+mod convention;
 mod diff;
 mod dist;
 mod export;
@@ -15,6 +16,7 @@ mod mem;
 mod model;
 mod parse;
 mod prof;
+mod records;
 mod report;
 mod stock;
 mod summary;

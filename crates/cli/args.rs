@@ -10,12 +10,20 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// or an nvprof database into one record per GPU kernel; `rprof prof` prints
 /// them as a table with op, parameters, FLOPs, bytes and tensor-core use.
 #[derive(Parser, Debug)]
-#[command(name = "rprof", version, propagate_version = true)]
+#[command(name = "rprof", version = VERSION, propagate_version = true)]
 #[command(after_long_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `0.1.0 (commit 0123456789ab)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("RPROF_GIT_COMMIT"),
+    ")"
+);
 
 pub const EXIT_CODES: &str = "\
 Exit status:
@@ -41,16 +49,24 @@ pub enum Command {
     Steps(super::cmd::steps::StepsArgs),
     Idle(super::cmd::idle::IdleArgs),
     Launch(super::cmd::launch::LaunchArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(super::cmd::shell::CompletionsArgs),
+    /// Print the manual page (roff) of rprof and its subcommands.
+    Man(super::cmd::shell::ManArgs),
 }
 
 /// Record line format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// JSON Lines: a header line, then one object per kernel with PyProf's
-    /// keys and rprof's own.
+    /// JSON Lines: one object per kernel with PyProf's keys and rprof's own,
+    /// every key on every line (docs/records.md); with -o FILE, what the
+    /// profile says about itself goes to FILE.meta.json.
     Json,
     /// PyProf's own Python-dict lines (PyProf's keys only).
     Pydict,
+    /// Apache Parquet: one typed, nullable column per JSON key; source and
+    /// device table in the file's key-value metadata (`rprof`).
+    Parquet,
 }
 
 /// Read a profile and write one record per GPU kernel, in kernel start order.
@@ -90,4 +106,5 @@ const PARSE_EXAMPLES: &str = "\
 Examples:
   rprof parse net.sqlite > net.dict
   rprof parse --format pydict net.sql > net.dict      # PyProf's line format
+  rprof parse --format parquet -o rank0.parquet net.sqlite
   rprof parse net.sqlite | rprof prof -w 150 -c idx,dir,op,kernel,sil";

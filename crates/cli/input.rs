@@ -14,6 +14,8 @@ use rprof_trace::model::{DeviceInfo, MemOp, Trace};
 use rprof_trace::read::{self, FileKind, ReadOptions};
 use rprof_trace::record::{Line, Record, read_line};
 
+use crate::progress::{self, Phase};
+
 /// Where records come from.
 pub enum Input {
     /// A profile to parse.
@@ -63,8 +65,11 @@ pub struct Options {
     pub compat: bool,
     /// Also read memory copies (for timelines).
     pub memops: bool,
-    /// No parse summary on stderr.
+    /// No parse summary or progress on stderr.
     pub quiet: bool,
+    /// The command writes its output as it reads (prof): no progress when
+    /// that output is the terminal.
+    pub streams: bool,
 }
 
 /// What the input said about itself.
@@ -72,11 +77,42 @@ pub struct Options {
 pub struct Info {
     /// File name or `<stdin>`.
     pub name: String,
-    /// GPUs (from the profile, or a record file's header).
+    /// GPUs: from the profile, a record file's sidecar (or version 1
+    /// header), else gathered from the records' own device fields as they
+    /// are read (a device is in the list before its first record reaches
+    /// the callback).
     pub devices: Vec<DeviceInfo>,
     /// Memory copies and sets of a profile read with `Options::memops`
     /// (`None` for record files, which have none).
     pub memops: Option<Vec<MemOp>>,
+}
+
+/// At most this many devices are gathered from records (a hostile file
+/// cannot grow the list without bound).
+const MAX_DEVICES: usize = 4096;
+
+/// Add the device of each record not yet in `devices`.
+fn gather_devices(devices: &mut Vec<DeviceInfo>, recs: &[Record<'_>]) {
+    for r in recs {
+        if devices.len() >= MAX_DEVICES {
+            return;
+        }
+        if devices
+            .iter()
+            .any(|d| d.device == r.device && d.pid == r.pid)
+        {
+            continue;
+        }
+        devices.push(DeviceInfo {
+            device: r.device,
+            pid: r.pid,
+            name: r.device_name.as_deref().map(str::to_owned),
+            sm_count: r.sm_count,
+            cc_major: r.cc_major,
+            cc_minor: r.cc_minor,
+            ..DeviceInfo::default()
+        });
+    }
 }
 
 /// Feed every record of `input` to `each`, a chunk at a time, in order.
@@ -97,6 +133,12 @@ pub fn for_each_chunk(
             };
             // the callback's own error (a closed pipe, say) is kept as is
             let mut failed: Option<anyhow::Error> = None;
+            let phase = Phase::bar(
+                progress::enabled(opts.quiet, opts.streams),
+                trace.kernels.len() as u64,
+                "building records",
+                false,
+            );
             let stats = build::build(
                 &trace,
                 &enclosing,
@@ -104,7 +146,10 @@ pub fn for_each_chunk(
                     compat: opts.compat,
                 },
                 |records| match each(records, &info) {
-                    Ok(()) => Ok(()),
+                    Ok(()) => {
+                        phase.inc(records.len() as u64);
+                        Ok(())
+                    }
                     Err(e) => {
                         failed = Some(e);
                         Err(rprof_trace::Error::Record {
@@ -115,16 +160,17 @@ pub fn for_each_chunk(
                     }
                 },
             );
+            drop(phase);
             if let Some(e) = failed {
                 return Err(e);
             }
             let stats = stats?;
             if !opts.quiet {
-                summary(&trace, &stats);
+                parse_summary(&trace, &stats);
             }
             Ok(info)
         }
-        Input::Records(path) => records(path.as_deref(), each),
+        Input::Records(path) => records(path.as_deref(), opts, each),
     }
 }
 
@@ -133,6 +179,8 @@ pub fn load(
     path: &Path,
     opts: Options,
 ) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
+    let on = progress::enabled(opts.quiet, false);
+    let reading = Phase::spinner(on, &format!("reading {}", path.display()));
     let mut trace = read::read(
         path,
         ReadOptions {
@@ -141,22 +189,79 @@ pub fn load(
             ..ReadOptions::default()
         },
     )?;
+    drop(reading);
+    let attributing = Phase::spinner(on, "attributing kernels to NVTX ranges");
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+    drop(attributing);
     Ok((trace, enclosing))
 }
 
-/// The parse summary line(s) on stderr.
-pub fn summary(trace: &Trace, stats: &rprof_trace::build::BuildStats) {
-    let s = &trace.stats;
-    let mut e = io::stderr().lock();
-    let _ = writeln!(e, "{}", stats.summary_line(trace));
-    if s.skipped_null > 0 {
-        let _ = writeln!(
-            e,
-            "rprof: {}: skipped {} kernel rows with NULL start or end",
-            trace.path.display(),
-            s.skipped_null
-        );
+/// What reading a profile found, on stderr: the same lines for every
+/// command.
+pub fn parse_summary(trace: &Trace, built: &rprof_trace::build::BuildStats) {
+    let path = &trace.path;
+    let stats = &trace.stats;
+    let (undecodable_markers, undemangled_names) =
+        (built.undecodable_markers, built.undemangled_names);
+    {
+        let mut e = std::io::stderr().lock();
+        let _ = writeln!(e, "{}", built.summary_line(trace));
+        if stats.skipped_null > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: skipped {} kernel rows with {}",
+                path.display(),
+                stats.skipped_null,
+                if trace.source == rprof_trace::model::Source::Kineto {
+                    "a missing or mistyped name or time"
+                } else {
+                    "NULL start or end"
+                }
+            );
+        }
+        if stats.non_positive_duration > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
+                path.display(),
+                stats.non_positive_duration
+            );
+        }
+        if stats.ranges_skipped > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: skipped {} NVTX rows without start, thread or text",
+                path.display(),
+                stats.ranges_skipped
+            );
+        }
+        if undecodable_markers > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
+                path.display(),
+                undecodable_markers
+            );
+        }
+        if undemangled_names > 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
+                path.display(),
+                undemangled_names
+            );
+        }
+        if stats.kernel_rows == 0 {
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
+                path.display(),
+                stats.nvtx_rows
+            );
+        }
+        for note in &trace.notes {
+            let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
+        }
     }
 }
 
@@ -217,20 +322,37 @@ const MAX_BLOCK: usize = 1 << 20;
 
 fn records(
     path: Option<&Path>,
+    opts: Options,
     mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
-    let (input, name): (Box<dyn Read>, String) = match path {
+    let on = progress::enabled(opts.quiet, opts.streams);
+    let (input, name, phase): (Box<dyn Read>, String, Phase) = match path {
         Some(p) => {
             let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-            (Box::new(f), p.display().to_string())
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            let phase = Phase::bar(on, len, &format!("reading {}", p.display()), true);
+            (Box::new(f), p.display().to_string(), phase)
         }
-        None => (Box::new(io::stdin()), "<stdin>".to_owned()),
+        None => (
+            Box::new(io::stdin()),
+            "<stdin>".to_owned(),
+            Phase::spinner(on, "reading records from standard input"),
+        ),
     };
     let mut info = Info {
         name,
         devices: Vec::new(),
         memops: None,
     };
+    // the device table of the sidecar, when the records are a file that
+    // has one; else the header line of a version 1 file, else the records'
+    let mut table = false;
+    if let Some(p) = path
+        && let Some(h) = rprof_trace::record::read_sidecar(p).map_err(|e| anyhow!(e))?
+    {
+        info.devices = h.devices;
+        table = true;
+    }
     let mut blocks = Blocks {
         input,
         buf: Vec::new(),
@@ -249,6 +371,7 @@ fn records(
                     .context(format!("{}:{first_line}: cannot read the line", info.name)));
             }
         };
+        phase.inc(block.len() as u64);
         let mut lines: Vec<&[u8]> = Vec::with_capacity(block.len() / 256);
         let mut start = 0;
         for nl in memchr::memchr_iter(b'\n', block) {
@@ -270,13 +393,21 @@ fn records(
         for (i, p) in parsed.into_iter().enumerate() {
             match p {
                 Ok(Line::Blank) => {}
-                Ok(Line::Header(h)) => info.devices = h.devices,
+                Ok(Line::Header(h)) => {
+                    if !table {
+                        info.devices = h.devices;
+                        table = true;
+                    }
+                }
                 Ok(Line::Record(rec)) => recs.push(*rec),
                 Err(msg) => {
                     error = Some(anyhow!("{}:{}: {msg}", info.name, first_line + i as u64));
                     break;
                 }
             }
+        }
+        if !table {
+            gather_devices(&mut info.devices, &recs);
         }
         each(&recs, &info)?;
         if let Some(e) = error {

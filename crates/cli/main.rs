@@ -9,6 +9,8 @@ mod args;
 mod cmd;
 mod input;
 mod out;
+mod progress;
+mod style;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -30,6 +32,8 @@ fn main() -> ExitCode {
         args::Command::Steps(a) => cmd::steps::run(&a),
         args::Command::Idle(a) => cmd::idle::run(&a),
         args::Command::Launch(a) => cmd::launch::run(&a),
+        args::Command::Completions(a) => cmd::shell::completions(&a),
+        args::Command::Man(a) => cmd::shell::man(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -199,6 +199,7 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
         compat: false,
         memops: false,
         quiet: args.quiet,
+        streams: false,
     };
     match &source {
         Input::Profile(p) => {
@@ -224,7 +225,7 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
                 Ok(())
             })?;
             if !args.quiet {
-                input::summary(&trace, &stats);
+                input::parse_summary(&trace, &stats);
             }
             Ok(side.finish(info))
         }

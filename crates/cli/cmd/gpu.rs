@@ -10,6 +10,9 @@ use rprof_report::model::{self, Models};
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
+use crate::style::{OutFormat, TableArgs, Wrap};
+use rprof_report::dataout::{DataFormat, DataTable};
+use rprof_report::parquet::ColumnType;
 
 /// GPU utilization, SM efficiency, occupancy, kernel view, roofline.
 ///
@@ -61,17 +64,74 @@ pub struct GpuArgs {
     #[arg(long)]
     pub kineto_check: bool,
 
-    /// Clip names to N characters (0: never).
+    /// Clip names to N characters (0: never; other formats than table never
+    /// clip).
     #[arg(long, value_name = "N", default_value_t = 60)]
     pub name_width: usize,
 
-    /// No parse summary on stderr.
+    /// Output format: table, or one of the report's tables (--table) as
+    /// csv, tsv or parquet, or every table as one json document. Values
+    /// are as the table prints them (ms with 3 decimals, % with 2);
+    /// unknown values are null or empty cells.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutFormat::Table)]
+    pub format: OutFormat,
+
+    /// Which table --format csv, tsv or parquet writes.
+    #[arg(long, value_enum, value_name = "TABLE", default_value_t = GpuTable::Devices)]
+    pub table: GpuTable,
+
+    /// Write to FILE instead of standard output (`-`: standard output).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub style: TableArgs,
+
+    /// No parse summary or progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
 
     /// A profile (nsys or nvprof SQLite, Kineto trace) or records of
     /// `rprof parse` (`-` or absent: standard input).
     pub file: Option<PathBuf>,
+}
+
+/// The tables of the GPU report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GpuTable {
+    /// One row per GPU: SMs, limits, utilization, SM efficiency, occupancy.
+    Devices,
+    /// The kernel view: one row per kernel name.
+    Kernels,
+    /// The roofline rows of every GPU model.
+    Roofline,
+    /// The Kineto occupancy check (with --kineto-check).
+    Kineto,
+}
+
+impl GpuTable {
+    fn name(self) -> &'static str {
+        match self {
+            GpuTable::Devices => "devices",
+            GpuTable::Kernels => "kernels",
+            GpuTable::Roofline => "roofline",
+            GpuTable::Kineto => "kineto",
+        }
+    }
+}
+
+/// The name of a rendered table, from its headers.
+fn table_name(headers: &[String]) -> &'static str {
+    let first = headers.first().map_or("", String::as_str);
+    if first == "GPU" {
+        "devices"
+    } else if headers.iter().any(|h| h == "Math") {
+        "roofline"
+    } else if first.starts_with("Kernel (full name)") {
+        "kineto"
+    } else {
+        "kernels"
+    }
 }
 
 /// Roofline rows.
@@ -89,7 +149,9 @@ Examples:
   rprof gpu net.sqlite --buckets          # utilization per 10 ms
   rprof gpu net.sqlite --buckets=1 --top 0
   rprof gpu net.dict --peak-tflops 312 --bandwidth-gbs 2039
-  rprof gpu worker0.pt.trace.json.gz --kineto-check";
+  rprof gpu worker0.pt.trace.json.gz --kineto-check
+  rprof gpu net.sqlite --format json | jq '.tables[0].rows'
+  rprof gpu net.sqlite --format csv --table kernels";
 
 fn positive(name: &str, v: Option<f64>) -> anyhow::Result<()> {
     match v {
@@ -120,7 +182,11 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         peak_tflops: args.peak_tflops,
         bandwidth_gbs: args.bandwidth_gbs,
         kineto_check: args.kineto_check,
-        name_width: args.name_width,
+        name_width: if args.format == OutFormat::Table {
+            args.name_width
+        } else {
+            0
+        },
     };
     let mut models = Models::new();
     let mut report: Option<GpuReport> = None;
@@ -128,17 +194,72 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         compat: false,
         memops: false,
         quiet: args.quiet,
+        streams: false,
     };
     let info = input::for_each_chunk(&source, read, |recs, info| {
         let r = report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));
+        r.learn_devices(&info.devices);
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
         r.add_chunk(recs, &est);
         Ok(())
     })?;
     let report = report.unwrap_or_else(|| GpuReport::new(info.devices, opts));
-    let mut w = out::writer(None)?;
-    report.write(&mut w, &name)?;
-    w.flush()?;
-    Ok(())
+    let Some(data) = args.format.data() else {
+        args.style.apply();
+        let mut w = out::writer(args.output.as_deref())?;
+        match args.style.width() {
+            Some(width) => {
+                let mut wrap = Wrap::new(&mut w, width);
+                report.write(&mut wrap, &name)?;
+                wrap.flush()?;
+            }
+            None => report.write(&mut w, &name)?,
+        }
+        w.flush()?;
+        return Ok(());
+    };
+    // the machine-readable formats are the tables the report renders
+    let (written, captured) = rprof_report::text::capture(|| report.write(std::io::sink(), &name));
+    written?;
+    let mut tables: Vec<DataTable> = Vec::new();
+    for c in &captured {
+        let t = DataTable::from_captured(table_name(&c.headers), c);
+        // tables of one kind (a roofline per GPU model) are one table
+        match tables
+            .iter_mut()
+            .find(|x| x.name == t.name && x.columns == t.columns)
+        {
+            Some(x) => x.rows.extend(t.rows),
+            None => tables.push(t),
+        }
+    }
+    let meta = [
+        ("rprof.report", "gpu".to_owned()),
+        ("rprof.input", name.clone()),
+    ];
+    if data == DataFormat::Json {
+        let doc = serde_json::json!({
+            "report": "gpu",
+            "input": name,
+            "tables": tables.iter().map(|t| t.to_json(TYPES)).collect::<Vec<_>>(),
+        });
+        let mut w = out::writer(args.output.as_deref())?;
+        serde_json::to_writer_pretty(&mut w, &doc)?;
+        w.write_all(b"\n")?;
+        w.flush()?;
+        return Ok(());
+    }
+    let want = args.table.name();
+    let table = tables
+        .into_iter()
+        .find(|t| t.name == want)
+        .unwrap_or_else(|| DataTable {
+            name: want.to_owned(),
+            ..DataTable::default()
+        });
+    crate::cmd::write_data(&table, data, TYPES, &meta, args.output.as_deref())
 }
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[("cc", ColumnType::Utf8), ("name", ColumnType::Utf8)];

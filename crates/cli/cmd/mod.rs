@@ -11,5 +11,61 @@ pub mod mem;
 pub mod parse;
 pub mod prof;
 pub mod report;
+pub mod shell;
 pub mod steps;
 pub mod summary;
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::Context;
+use rprof_report::dataout::{DataFormat, DataTable};
+use rprof_report::parquet::ColumnType;
+
+use crate::out;
+
+/// Write one data table to `-o FILE` or standard output. Parquet to a
+/// terminal is refused (it is binary).
+pub fn write_data(
+    table: &DataTable,
+    format: DataFormat,
+    types: &[(&str, ColumnType)],
+    metadata: &[(&str, String)],
+    output: Option<&Path>,
+) -> anyhow::Result<()> {
+    let to_file = output.filter(|p| *p != Path::new("-"));
+    let name = to_file.map_or("<stdout>".to_owned(), |p| p.display().to_string());
+    match (format, to_file) {
+        (DataFormat::Parquet, None) if std::io::stdout().is_terminal() => Err(out::UsageError(
+            "--format parquet writes binary data: give -o FILE or redirect standard output".into(),
+        )
+        .into()),
+        (DataFormat::Parquet, Some(p)) => {
+            let f = std::fs::File::create(p)
+                .with_context(|| format!("cannot create {}", p.display()))?;
+            let mut f = table
+                .write(std::io::BufWriter::new(f), format, types, metadata)
+                .with_context(|| format!("writing {name}"))?;
+            f.flush().with_context(|| format!("writing {name}"))?;
+            Ok(())
+        }
+        (DataFormat::Parquet, None) => {
+            let mut w = table.write(
+                std::io::BufWriter::new(std::io::stdout()),
+                format,
+                types,
+                metadata,
+            )?;
+            w.flush()?;
+            Ok(())
+        }
+        _ => {
+            let mut w = out::writer(output)?;
+            let mut buf = table.write(Vec::new(), format, types, metadata)?;
+            w.write_all(&buf)?;
+            buf.clear();
+            w.flush()?;
+            Ok(())
+        }
+    }
+}

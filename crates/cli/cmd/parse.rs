@@ -1,6 +1,7 @@
 //! `rprof parse`: profile → one record per kernel.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 use anyhow::{Context, bail};
 use rayon::prelude::*;
@@ -11,9 +12,13 @@ use rprof_trace::{attribute, record::Record};
 
 use crate::args::{Format, ParseArgs};
 use crate::out;
+use crate::progress::{self, Phase};
 
 pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let path = &args.file;
+    let to_file = args.output.as_deref().filter(|p| *p != Path::new("-"));
+    let on = progress::enabled(args.quiet, to_file.is_none());
+    let reading = Phase::spinner(on, &format!("reading {}", path.display()));
     let mut trace = read::read(
         path,
         ReadOptions {
@@ -36,8 +41,11 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             detail: "no GPU kernels and no NVTX ranges".into(),
         });
     }
+    drop(reading);
+    let attributing = Phase::spinner(on, "attributing kernels to NVTX ranges");
     let t0 = std::time::Instant::now();
     let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
+    drop(attributing);
     if std::env::var_os("RPROF_TIMING").is_some() {
         let mut used = vec![false; trace.ranges.len()];
         for l in 0..trace.launches.len() as u32 {
@@ -53,21 +61,19 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             used.len()
         );
     }
-    let mut w = out::writer(args.output.as_deref())?;
-    if args.format == Format::Json {
-        let header = Header {
-            rprof: "dict".into(),
-            version: DICT_VERSION,
-            source: trace.source.as_str().into(),
-            producer: trace.producer.clone(),
-            compat: args.compat,
-            devices: trace.devices.clone(),
-        };
-        serde_json::to_writer(&mut w, &header)?;
-        w.write_all(b"\n")?;
+    let header = Header {
+        rprof: "dict".into(),
+        version: DICT_VERSION,
+        source: trace.source.as_str().into(),
+        producer: trace.producer.clone(),
+        compat: args.compat,
+        devices: trace.devices.clone(),
+    };
+    if args.format == Format::Parquet {
+        return parquet(args, &trace, &enclosing, &header, to_file, on);
     }
-    let progress = (!args.quiet && std::io::stderr().is_terminal() && trace.kernels.len() > 50_000)
-        .then(|| indicatif::ProgressBar::new(trace.kernels.len() as u64));
+    let mut w = out::writer(args.output.as_deref())?;
+    let progress = Phase::bar(on, trace.kernels.len() as u64, "writing records", false);
     let format = args.format;
     let built = build::build(
         &trace,
@@ -82,78 +88,114 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
                     source: e,
                 })?;
             }
-            if let Some(p) = &progress {
-                p.inc(records.len() as u64);
-            }
+            progress.inc(records.len() as u64);
             Ok(())
         },
     );
-    if let Some(p) = &progress {
-        p.finish_and_clear();
-    }
+    drop(progress);
     let built = built?;
     w.flush().context("writing records")?;
-    if !args.quiet {
-        let mut e = std::io::stderr().lock();
-        let _ = writeln!(e, "{}", built.summary_line(&trace));
-        if stats.skipped_null > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: skipped {} kernel rows with {}",
-                path.display(),
-                stats.skipped_null,
-                if trace.source == rprof_trace::model::Source::Kineto {
-                    "a missing or mistyped name or time"
-                } else {
-                    "NULL start or end"
-                }
-            );
-        }
-        if stats.non_positive_duration > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
-                path.display(),
-                stats.non_positive_duration
-            );
-        }
-        if stats.ranges_skipped > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: skipped {} NVTX rows without start, thread or text",
-                path.display(),
-                stats.ranges_skipped
-            );
-        }
-        if built.undecodable_markers > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
-                path.display(),
-                built.undecodable_markers
-            );
-        }
-        if built.undemangled_names > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
-                path.display(),
-                built.undemangled_names
-            );
-        }
-        if stats.kernel_rows == 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
-                path.display(),
-                stats.nvtx_rows
-            );
-        }
-        for note in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
-        }
+    drop(w);
+    if let (Some(p), Format::Json) = (to_file, args.format) {
+        write_sidecar(p, &header)?;
     }
+    report(args, &trace, &built);
     Ok(())
+}
+
+/// What the profile says about itself, next to the records: FILE.meta.json,
+/// written whole to a temporary file and renamed.
+fn write_sidecar(records: &Path, header: &Header) -> anyhow::Result<()> {
+    let side = rprof_trace::record::sidecar_path(records);
+    let mut tmp = side.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let mut text = serde_json::to_vec_pretty(header)?;
+    text.push(b'\n');
+    std::fs::write(&tmp, &text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &side).with_context(|| format!("cannot write {}", side.display()))?;
+    Ok(())
+}
+
+/// `--format parquet`: the records as a Parquet file, one row group per
+/// chunk of the builder.
+fn parquet(
+    args: &ParseArgs,
+    trace: &rprof_trace::model::Trace,
+    enclosing: &attribute::Enclosing,
+    header: &Header,
+    to_file: Option<&Path>,
+    on: bool,
+) -> anyhow::Result<()> {
+    use rprof_report::parquet::ParquetTable;
+    let out: Box<dyn Write + Send> = match to_file {
+        Some(p) => Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None if std::io::stdout().is_terminal() => {
+            return Err(out::UsageError(
+                "--format parquet writes binary data: give -o FILE or redirect standard output"
+                    .into(),
+            )
+            .into());
+        }
+        None => Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout(),
+        )),
+    };
+    let out_name = to_file.map_or("<stdout>".to_owned(), |p| p.display().to_string());
+    let meta = [
+        ("rprof", serde_json::to_string(header)?),
+        ("rprof.source_file", args.file.display().to_string()),
+    ];
+    let mut table = ParquetTable::new(out, rprof_report::records::COLUMNS, &meta)
+        .with_context(|| format!("writing {out_name}"))?;
+    let progress = Phase::bar(
+        on,
+        trace.kernels.len() as u64,
+        "writing Parquet records",
+        false,
+    );
+    let mut failed: Option<anyhow::Error> = None;
+    let built = build::build(
+        trace,
+        enclosing,
+        BuildOptions {
+            compat: args.compat,
+        },
+        |records| {
+            if let Err(e) = table.write(rprof_report::records::columns(records)) {
+                failed = Some(anyhow::Error::new(e).context(format!("writing {out_name}")));
+                return Err(rprof_trace::Error::Record {
+                    source_name: out_name.clone(),
+                    line: 0,
+                    detail: "stopped".into(),
+                });
+            }
+            progress.inc(records.len() as u64);
+            Ok(())
+        },
+    );
+    drop(progress);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let built = built?;
+    let mut out = table
+        .finish()
+        .with_context(|| format!("writing {out_name}"))?;
+    out.flush().with_context(|| format!("writing {out_name}"))?;
+    report(args, trace, &built);
+    Ok(())
+}
+
+/// The parse summary on stderr (the wording every command uses).
+fn report(args: &ParseArgs, trace: &rprof_trace::model::Trace, built: &build::BuildStats) {
+    if !args.quiet {
+        crate::input::parse_summary(trace, built);
+    }
 }
 
 /// Serialize a chunk in parallel, in parts to be written in order: the
@@ -167,6 +209,7 @@ fn serialize(records: &[Record<'_>], format: Format) -> Vec<Vec<u8>> {
             for r in part {
                 match format {
                     Format::Json => r.write_json(&mut buf),
+                    Format::Parquet => {}
                     Format::Pydict => {
                         s.clear();
                         r.write_pydict(&mut s);

@@ -19,6 +19,7 @@ use rprof_trace::record::Record;
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
+use crate::style::OutFormat;
 
 /// Print one row per GPU kernel: op, params, FLOPs, bytes, tensor cores.
 ///
@@ -33,25 +34,31 @@ pub struct ProfArgs {
     #[arg(short = 'c', long = "columns", value_name = "LIST", default_value = DEFAULT_COLUMNS)]
     pub columns: String,
 
-    /// Columnated output, N characters wide (0: space separated).
-    #[arg(
-        short = 'w',
-        long = "width",
-        value_name = "N",
-        default_value_t = 0,
-        conflicts_with = "csv"
-    )]
-    pub width: usize,
+    /// Columnated output, N characters wide (0: space separated; default:
+    /// the terminal's width when standard output is a terminal, else 0).
+    #[arg(short = 'w', long = "width", value_name = "N", conflicts_with = "csv")]
+    pub width: Option<usize>,
 
-    /// CSV output (every field quoted).
+    /// Output format: table (space separated, or columnated with -w), csv
+    /// (every field quoted; unknown numbers empty, `na` with --compat), tsv,
+    /// json (JSON Lines, one object per row, unknown numbers null). For
+    /// Parquet, use `rprof parse --format parquet`, which has every field.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "csv")]
+    pub format: Option<OutFormat>,
+
+    /// Same as --format csv.
     #[arg(long)]
     pub csv: bool,
+
+    /// Write to FILE instead of standard output (`-`: standard output).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 
     /// Reproduce apex.pyprof exactly, bugs included (see docs/compat.md).
     #[arg(long)]
     pub compat: bool,
 
-    /// No summary on stderr.
+    /// No summary or progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -66,6 +73,7 @@ fn after_help() -> String {
          rprof prof net.dict\n  \
          rprof prof -w 150 -c idx,dir,kernel,sil net.dict\n  \
          rprof prof --csv -c idx,dir,kernel,params,sil net.dict\n  \
+         rprof prof --format json -c op,kernel,sil,flops net.dict | jq -s 'map(.flops) | add'\n  \
          rprof parse net.sqlite | rprof prof -c op,flops | awk 'NR > 1 {{f[$1] += $2}} END {{for (o in f) print o, f[o]}}'",
         rprof_report::column::help_table()
     )
@@ -77,10 +85,25 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         .parse()
         .map_err(|e| UsageError(format!("-c {}: {e}", args.columns)))?;
     let mode = if args.compat { Mode::Apex } else { Mode::Fixed };
-    let format = match (args.csv, args.width) {
-        (true, _) => Format::Csv,
-        (false, 0) => Format::Space,
-        (false, w) => Format::Columns(w),
+    let format = match (args.format, args.csv, args.width) {
+        (Some(OutFormat::Parquet), _, _) => {
+            return Err(UsageError(
+                "prof --format parquet: use `rprof parse --format parquet -o FILE`, which writes every field of every record".into(),
+            )
+            .into());
+        }
+        (Some(OutFormat::Csv), _, _) | (None, true, _) => Format::Csv,
+        (Some(OutFormat::Tsv), _, _) => Format::Tsv,
+        (Some(OutFormat::Json), _, _) => Format::Json,
+        (_, _, Some(0)) => Format::Space,
+        (_, _, Some(w)) => Format::Columns(w),
+        // on a terminal, columns as wide as the terminal when they fit
+        (_, _, None) => match crate::style::terminal_width().filter(|_| args.output.is_none()) {
+            Some(w) if rprof_report::printer::widths(&columns.0, w, args.compat).is_ok() => {
+                Format::Columns(w)
+            }
+            _ => Format::Space,
+        },
     };
     // check the layout before reading anything
     if let Format::Columns(w) = format {
@@ -95,7 +118,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         |cap: usize| Printer::new(Vec::with_capacity(cap), &columns.0, format, args.compat);
     let mut header = printer(256).map_err(|e| UsageError(e.to_string()))?;
     header.write_header()?;
-    let mut out = out::writer(None)?;
+    let mut out = out::writer(args.output.as_deref())?;
     out.write_all(&header.into_inner()?)?;
     let mut models = Models::with_mode(mode);
     let mut summary = Summary::default();
@@ -105,6 +128,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         compat: args.compat,
         memops: false,
         quiet: args.quiet,
+        streams: args.output.is_none(),
     };
     let result = input::for_each_chunk(&source, opts, |recs, _| {
         let items: Vec<(u64, &Record<'_>, Resolved)> = recs

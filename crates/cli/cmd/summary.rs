@@ -10,6 +10,9 @@ use rprof_report::summary::{self, Key, Summarizer};
 
 use crate::input::{self, Input};
 use crate::out;
+use crate::style::{OutFormat, TableArgs, Wrap};
+use rprof_report::dataout::{DataFormat, DataTable};
+use rprof_report::parquet::ColumnType;
 
 /// Kernel time grouped by kernel, op, op and input shapes, layer, NVTX range,
 /// stream, device or direction.
@@ -44,28 +47,42 @@ pub struct SummaryArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub top: usize,
 
-    /// CSV output (one row per group; share_pct is % of summed kernel time).
+    /// Output format: table, csv (one row per group; share_pct is % of
+    /// summed kernel time), tsv, json (one document with the rows and what
+    /// the share is of), parquet (the CSV's columns, typed; what the share
+    /// is of in the file's metadata).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["csv", "json"])]
+    pub format: Option<OutFormat>,
+
+    /// Same as --format csv.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
 
-    /// JSON output (one document with the rows and what the share is of).
+    /// Same as --format json.
     #[arg(long)]
     pub json: bool,
 
-    /// With --csv: a trailing `kind` column (kernel, memcpy, memset) and a
+    /// With CSV output: a trailing `kind` column (kernel, memcpy, memset) and a
     /// row per copy direction and one for sets after the kernel groups, so
     /// that GPU time is complete (profiles only; share_pct stays a % of
     /// the summed kernel time). The table and JSON always show copies and
     /// sets of a profile.
-    #[arg(long, requires = "csv")]
+    #[arg(long)]
     pub copies: bool,
+
+    /// Write to FILE instead of standard output (`-`: standard output).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub table: TableArgs,
 
     /// Clip names in the table to N characters (0: never; CSV and JSON are
     /// never clipped).
     #[arg(long, value_name = "N", default_value_t = 80)]
     pub name_width: usize,
 
-    /// No parse summary on stderr.
+    /// No parse summary or progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -80,6 +97,8 @@ Examples:
   rprof summary net.sqlite --by op --top 20
   rprof summary net.dict --by op --csv
   rprof summary net.sqlite --by nvtx --json | jq '.rows[0]'
+  rprof summary net.sqlite --by op --format parquet -o ops.parquet
+  rprof summary net.sqlite --timeunit ms --thousands -w 100
   rprof parse net.sqlite | rprof summary --by stream";
 
 fn key_parser() -> impl TypedValueParser<Value = Key> {
@@ -96,6 +115,7 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         // copies and sets complete the GPU time (profiles only)
         memops: true,
         quiet: args.quiet,
+        streams: false,
     };
     let info = input::for_each_chunk(&source, opts, |recs, _| {
         let resolved = models.resolve(recs);
@@ -109,16 +129,68 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
     if let Some(m) = &info.memops {
         report.gpu_time = Some(summary::gpu_time(report.total_ns, m));
     }
-    let mut w = out::writer(None)?;
-    if args.csv && args.copies {
-        summary::write_csv_with_copies(&mut w, &report)?;
-    } else if args.csv {
-        summary::write_csv(&mut w, &report)?;
-    } else if args.json {
-        summary::write_json(&mut w, &report)?;
-    } else {
-        summary::write_table(&mut w, &report, args.by, args.name_width)?;
+    let format = match (args.format, args.csv, args.json) {
+        (Some(f), _, _) => f,
+        (None, true, _) => OutFormat::Csv,
+        (None, _, true) => OutFormat::Json,
+        _ => OutFormat::Table,
+    };
+    match format {
+        OutFormat::Table => {
+            args.table.apply();
+            let mut w = out::writer(args.output.as_deref())?;
+            match args.table.width() {
+                Some(width) => {
+                    let mut wrap = Wrap::new(&mut w, width);
+                    summary::write_table(&mut wrap, &report, args.by, args.name_width)?;
+                    wrap.flush()?;
+                }
+                None => summary::write_table(&mut w, &report, args.by, args.name_width)?,
+            }
+            w.flush()?;
+        }
+        OutFormat::Csv => {
+            let mut w = out::writer(args.output.as_deref())?;
+            if args.copies {
+                summary::write_csv_with_copies(&mut w, &report)?;
+            } else {
+                summary::write_csv(&mut w, &report)?;
+            }
+            w.flush()?;
+        }
+        OutFormat::Json => {
+            let mut w = out::writer(args.output.as_deref())?;
+            summary::write_json(&mut w, &report)?;
+            w.flush()?;
+        }
+        OutFormat::Tsv | OutFormat::Parquet => {
+            // both from the CSV, so that every column of it is in them
+            let mut csv = Vec::new();
+            summary::write_csv(&mut csv, &report)?;
+            let table = DataTable::from_csv("summary", &csv)?;
+            let meta = [
+                ("rprof.report", "summary".to_owned()),
+                ("rprof.by", report.by.to_owned()),
+                ("rprof.share_of", report.share_of.to_owned()),
+                ("rprof.kernels", report.kernels.to_string()),
+                ("rprof.total_ns", report.total_ns.to_string()),
+            ];
+            let data = format.data().unwrap_or(DataFormat::Tsv);
+            crate::cmd::write_data(&table, data, TYPES, &meta, args.output.as_deref())?;
+        }
     }
-    w.flush()?;
     Ok(())
 }
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[
+    ("key", ColumnType::Utf8),
+    ("mean_ns", ColumnType::Float64),
+    ("std_ns", ColumnType::Float64),
+    ("median_ns", ColumnType::Float64),
+    ("share_pct", ColumnType::Float64),
+    ("flops", ColumnType::Int64),
+    ("bytes", ColumnType::Int64),
+    ("tflops", ColumnType::Float64),
+    ("gbs", ColumnType::Float64),
+];

@@ -164,6 +164,21 @@ impl Devices {
             .map_or(Hints::default(), |(_, h)| *h)
     }
 
+    /// Add descriptions of devices not described yet (same ordinal and
+    /// process), as a record file's records reveal them; devices already
+    /// resolved keep their row.
+    pub fn learn(&mut self, more: &[DeviceInfo]) {
+        for d in more {
+            if !self
+                .known
+                .iter()
+                .any(|k| k.device == d.device && k.pid == d.pid)
+            {
+                self.known.push(d.clone());
+            }
+        }
+    }
+
     /// The index of the device of a kernel on ordinal `device` launched by
     /// process `pid`; `name` and `sm_count` are what the kernel's record
     /// says (used when the device table lacks them).

@@ -1,11 +1,17 @@
 //! The per-kernel record that `rprof parse` writes and `rprof prof` reads.
 //!
 //! Two line formats:
-//! - **JSON Lines** (default): a header line `{"rprof":"dict","version":1,…}`
-//!   then one JSON object per kernel with PyProf's keys, in PyProf's order,
-//!   followed by rprof's own keys (times, launch, registers, the full NVTX
-//!   stack, …). Unknown keys are ignored when reading, so newer files stay
-//!   readable by older tools within a version.
+//! - **JSON Lines** (default, schema version [`DICT_VERSION`], described in
+//!   `docs/records.md`): one JSON object per kernel and nothing else, every
+//!   line with the same keys (`null` when unknown): PyProf's keys, in
+//!   PyProf's order, followed by rprof's own (times, launch, registers, the
+//!   full NVTX stack, the GPU's name, SM count and compute capability, …).
+//!   What the profile says about itself (source, producer, the device
+//!   table) goes to a sidecar file `FILE.meta.json` ([`Header`],
+//!   [`sidecar_path`]) when the records go to a file. Version 1 files began
+//!   with that header as their first line; they are still read. Unknown keys
+//!   are ignored when reading, so newer files stay readable by older tools
+//!   within a version.
 //! - **pydict** (`--format pydict`): PyProf's own lines, the Python `repr()`
 //!   of a dict with exactly PyProf's keys, for scripts written for PyProf.
 //!
@@ -18,10 +24,46 @@ use serde::{Deserialize, Serialize};
 
 use crate::pylit::{self, Value};
 
-/// Version of the JSON Lines format written by this crate.
-pub const DICT_VERSION: u32 = 1;
+/// Version of the JSON Lines format written by this crate (1: a header line
+/// first; 2: records only, the header in a sidecar file, every key on every
+/// line).
+pub const DICT_VERSION: u32 = 2;
 
-/// First line of a JSON Lines record file.
+/// The sidecar of a record file `path`: `path` + `.meta.json`.
+pub fn sidecar_path(path: &std::path::Path) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".meta.json");
+    std::path::PathBuf::from(s)
+}
+
+/// Read the sidecar of a record file, if there is one (`Ok(None)` when
+/// absent). Errors name the sidecar and the problem.
+pub fn read_sidecar(path: &std::path::Path) -> Result<Option<Header>, String> {
+    let side = sidecar_path(path);
+    let text = match std::fs::read(&side) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: cannot read ({e})", side.display())),
+    };
+    // a device table is a few hundred bytes per GPU
+    if text.len() > 16 << 20 {
+        return Err(format!("{}: larger than 16 MiB", side.display()));
+    }
+    let h: Header = serde_json::from_slice(&text)
+        .map_err(|e| format!("{}: not an rprof sidecar ({e})", side.display()))?;
+    if h.version > DICT_VERSION {
+        return Err(format!(
+            "{}: record format version {} is newer than this rprof reads ({DICT_VERSION}); re-run `rprof parse` or update rprof",
+            side.display(),
+            h.version
+        ));
+    }
+    Ok(Some(h))
+}
+
+/// What a record file says about its profile: the first line of a version
+/// 1 file, the sidecar `FILE.meta.json` of a version 2 file, and the
+/// key-value metadata of a Parquet record file (as JSON under `rprof`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     /// Always `"dict"`.
@@ -31,7 +73,7 @@ pub struct Header {
     /// `nsys`, `nvprof` or `kineto`.
     pub source: String,
     /// Producer and schema version of the input, when the file said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub producer: Option<String>,
     /// True when written with `--compat`.
     #[serde(default)]
@@ -39,10 +81,6 @@ pub struct Header {
     /// The GPUs the profile describes (limits for occupancy estimates).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::trace::DeviceInfo>,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// One GPU kernel.
@@ -121,113 +159,81 @@ pub struct Record<'a> {
     pub long_name: Cow<'a, str>,
 
     /// GPU start, ns (file clock).
-    #[serde(rename = "kStart", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "kStart", default)]
     pub start_ns: Option<i64>,
     /// GPU end, ns.
-    #[serde(rename = "kEnd", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "kEnd", default)]
     pub end_ns: Option<i64>,
     /// Launch call start, ns.
-    #[serde(rename = "rStart", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rStart", default)]
     pub launch_start_ns: Option<i64>,
     /// Launch call end, ns.
-    #[serde(rename = "rEnd", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rEnd", default)]
     pub launch_end_ns: Option<i64>,
     /// False when no launch call was found (CUDA graphs, trimmed captures).
-    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[serde(default = "yes")]
     pub launched: bool,
     /// Launch API (`cudaLaunchKernel`, `cuLaunchKernelEx`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    #[serde(default, borrow)]
     pub api: Option<Cow<'a, str>>,
     /// Process id of the launching thread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub pid: Option<u64>,
     /// CUPTI correlation id.
-    #[serde(rename = "corrId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "corrId", default)]
     pub correlation: Option<i64>,
     /// CUDA context id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub context: Option<i64>,
     /// Registers per thread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub regs: Option<i64>,
     /// Static shared memory per block, bytes.
-    #[serde(
-        rename = "smemStatic",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "smemStatic", default)]
     pub static_smem_bytes: Option<i64>,
     /// Dynamic shared memory per block, bytes.
-    #[serde(
-        rename = "smemDynamic",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "smemDynamic", default)]
     pub dynamic_smem_bytes: Option<i64>,
     /// CUDA graph id.
-    #[serde(rename = "graphId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "graphId", default)]
     pub graph_id: Option<i64>,
     /// CUDA graph node id.
-    #[serde(
-        rename = "graphNodeId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "graphNodeId", default)]
     pub graph_node_id: Option<i64>,
     /// GPU name.
-    #[serde(
-        rename = "deviceName",
-        default,
-        skip_serializing_if = "Option::is_none",
-        borrow
-    )]
+    #[serde(rename = "deviceName", default, borrow)]
     pub device_name: Option<Cow<'a, str>>,
     /// Number of SMs of the GPU.
-    #[serde(rename = "smCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "smCount", default)]
     pub sm_count: Option<i64>,
+    /// Compute capability of the GPU, major (with `ccMinor`, what the
+    /// occupancy estimates need when the device table is not at hand).
+    #[serde(rename = "ccMajor", default)]
+    pub cc_major: Option<i64>,
+    /// Compute capability, minor.
+    #[serde(rename = "ccMinor", default)]
+    pub cc_minor: Option<i64>,
     /// The NVTX ranges enclosing the launch, outermost first (raw text),
     /// except PyProf's own dict markers, which are in `marker`,
     /// `reprMarkers` and `trace`.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        borrow,
-        deserialize_with = "borrowed_strs"
-    )]
+    #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub stack: Vec<Cow<'a, str>>,
     /// NVTX domain name of each `stack` entry (`""` = default domain, `#N`
     /// = domain N whose name the export lacks); omitted when every range is
     /// in the default domain.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        borrow,
-        deserialize_with = "borrowed_strs"
-    )]
+    #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub domains: Vec<Cow<'a, str>>,
     /// True when the kernel ended no later than it started (kept, duration 0).
-    #[serde(rename = "badTime", default, skip_serializing_if = "is_false")]
+    #[serde(rename = "badTime", default)]
     pub bad_time: bool,
     /// The PyTorch profiler's `blocks per SM` (Kineto input).
-    #[serde(
-        rename = "kinetoBlocksPerSm",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kinetoBlocksPerSm", default)]
     pub kineto_blocks_per_sm: Option<f64>,
     /// The PyTorch profiler's `warps per SM`.
-    #[serde(
-        rename = "kinetoWarpsPerSm",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kinetoWarpsPerSm", default)]
     pub kineto_warps_per_sm: Option<f64>,
     /// The PyTorch profiler's `est. achieved occupancy %`.
-    #[serde(
-        rename = "kinetoOccupancy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kinetoOccupancy", default)]
     pub kineto_occupancy_pct: Option<f64>,
 }
 
@@ -298,10 +304,6 @@ fn yes() -> bool {
     true
 }
 
-fn is_true(b: &bool) -> bool {
-    *b
-}
-
 impl Record<'_> {
     /// Copy every borrowed string so the record outlives its input line.
     pub fn into_owned(self) -> Record<'static> {
@@ -347,6 +349,8 @@ impl Record<'_> {
             graph_node_id: self.graph_node_id,
             device_name: self.device_name.map(own),
             sm_count: self.sm_count,
+            cc_major: self.cc_major,
+            cc_minor: self.cc_minor,
             stack: own_v(self.stack),
             domains: own_v(self.domains),
             bad_time: self.bad_time,
@@ -394,16 +398,20 @@ impl Record<'_> {
         w.opt_int("kEnd", self.end_ns);
         w.opt_int("rStart", self.launch_start_ns);
         w.opt_int("rEnd", self.launch_end_ns);
-        if !self.launched {
-            w.raw(",\"launched\":false");
+        w.raw(if self.launched {
+            ",\"launched\":true"
+        } else {
+            ",\"launched\":false"
+        });
+        w.raw(",\"api\":");
+        match &self.api {
+            Some(api) => w.str(api),
+            None => w.raw("null"),
         }
-        if let Some(api) = &self.api {
-            w.raw(",\"api\":");
-            w.str(api);
-        }
-        if let Some(pid) = self.pid {
-            w.raw(",\"pid\":");
-            w.uint(pid);
+        w.raw(",\"pid\":");
+        match self.pid {
+            Some(pid) => w.uint(pid),
+            None => w.raw("null"),
         }
         w.opt_int("corrId", self.correlation);
         w.opt_int("context", self.context);
@@ -412,20 +420,21 @@ impl Record<'_> {
         w.opt_int("smemDynamic", self.dynamic_smem_bytes);
         w.opt_int("graphId", self.graph_id);
         w.opt_int("graphNodeId", self.graph_node_id);
-        if let Some(name) = &self.device_name {
-            w.raw(",\"deviceName\":");
-            w.str(name);
+        w.raw(",\"deviceName\":");
+        match &self.device_name {
+            Some(name) => w.str(name),
+            None => w.raw("null"),
         }
         w.opt_int("smCount", self.sm_count);
-        if !self.stack.is_empty() {
-            w.key_strs("stack", &self.stack);
-        }
-        if !self.domains.is_empty() {
-            w.key_strs("domains", &self.domains);
-        }
-        if self.bad_time {
-            w.raw(",\"badTime\":true");
-        }
+        w.opt_int("ccMajor", self.cc_major);
+        w.opt_int("ccMinor", self.cc_minor);
+        w.key_strs("stack", &self.stack);
+        w.key_strs("domains", &self.domains);
+        w.raw(if self.bad_time {
+            ",\"badTime\":true"
+        } else {
+            ",\"badTime\":false"
+        });
         w.opt_float("kinetoBlocksPerSm", self.kineto_blocks_per_sm);
         w.opt_float("kinetoWarpsPerSm", self.kineto_warps_per_sm);
         w.opt_float("kinetoOccupancy", self.kineto_occupancy_pct);
@@ -705,18 +714,25 @@ impl JsonWriter<'_> {
     /// A float as serde_json writes it (`null` when not finite); floats are
     /// rare (Kineto occupancy figures), so serde_json itself writes them.
     fn opt_float(&mut self, key: &str, v: Option<f64>) {
-        if let Some(v) = v {
-            self.key(key);
-            if serde_json::to_writer(&mut *self.out, &v).is_err() {
-                self.raw("null");
+        self.key(key);
+        match v {
+            Some(v) => {
+                if serde_json::to_writer(&mut *self.out, &v).is_err() {
+                    self.raw("null");
+                }
             }
+            None => self.raw("null"),
         }
     }
 
+    /// Every key is written on every line (`null` when unknown), so that
+    /// each line has the same keys: readers that infer a schema from the
+    /// first lines (Polars, DuckDB) see every column.
     fn opt_int(&mut self, key: &str, v: Option<i64>) {
-        if let Some(v) = v {
-            self.key(key);
-            self.int(v);
+        self.key(key);
+        match v {
+            Some(v) => self.int(v),
+            None => self.raw("null"),
         }
     }
 }
@@ -724,7 +740,7 @@ impl JsonWriter<'_> {
 /// What a line of a record file holds.
 #[derive(Debug)]
 pub enum Line<'a> {
-    /// The JSON Lines header.
+    /// The header line of a version 1 JSON Lines file.
     Header(Header),
     /// A kernel record.
     Record(Box<Record<'a>>),
@@ -869,6 +885,8 @@ mod tests {
                 graph_node_id: opts[0],
                 device_name: Some(strs[4].clone()).filter(|_| opts[1].is_some()),
                 sm_count: opts[2],
+                cc_major: opts[6],
+                cc_minor: opts[7],
                 stack: lists[7].clone(),
                 domains: lists[0].clone(),
                 bad_time: flags[1],

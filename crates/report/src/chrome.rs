@@ -73,6 +73,8 @@ pub struct Counts {
     pub flow_starts: u64,
     /// Flow ends.
     pub flow_ends: u64,
+    /// Counter samples.
+    pub counters: u64,
 }
 
 /// Streams one trace-event JSON document to `W`.
@@ -244,6 +246,28 @@ impl<W: Write> ChromeWriter<W> {
         Ok(())
     }
 
+    /// A counter sample (`ph: C`): from `ts_ns` on, the counter `name` of
+    /// process `pid` has `value` (Perfetto draws one counter track per
+    /// process and name).
+    pub fn counter(&mut self, pid: u64, name: &str, ts_ns: i64, value: f64) -> io::Result<()> {
+        self.begin()?;
+        self.w.write_all(b"{\"ph\":\"C\",\"name\":")?;
+        self.str(name)?;
+        write!(self.w, ",\"pid\":{pid},\"tid\":0,\"ts\":")?;
+        self.ts(ts_ns)?;
+        self.w.write_all(b",\"args\":{\"value\":")?;
+        self.arg(Arg::Float(value))?;
+        self.w.write_all(b"}}")?;
+        self.counts.counters += 1;
+        Ok(())
+    }
+
+    /// Change the zero of the timestamps written from now on (several
+    /// profiles in one trace, each aligned on its own start).
+    pub fn set_zero(&mut self, zero_ns: i64) {
+        self.zero_ns = zero_ns;
+    }
+
     /// Close the document, flush, and hand the writer back.
     pub fn finish(mut self) -> io::Result<W> {
         self.w.write_all(b"\n]}\n")?;
@@ -282,7 +306,8 @@ mod tests {
                 metadata: 2,
                 slices: 1,
                 flow_starts: 1,
-                flow_ends: 1
+                flow_ends: 1,
+                counters: 0
             }
         );
         let out = String::from_utf8(w.finish().unwrap()).unwrap();

@@ -269,6 +269,12 @@ impl GpuReport {
         }
     }
 
+    /// Describe devices the input revealed after the report began (a
+    /// record file's records); see [`Devices::learn`].
+    pub fn learn_devices(&mut self, more: &[DeviceInfo]) {
+        self.devices.learn(more);
+    }
+
     /// Count one kernel.
     pub fn add(&mut self, rec: &Record<'_>, est: &KernelEstimate<'_>) {
         let di = self.devices.resolve(

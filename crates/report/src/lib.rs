@@ -37,6 +37,7 @@
 
 pub mod chrome;
 pub mod column;
+pub mod dataout;
 pub mod diff;
 pub mod dist;
 pub mod gpu;
@@ -46,12 +47,14 @@ pub mod idle;
 pub mod launch;
 pub mod mem;
 pub mod model;
+pub mod parquet;
 pub mod printer;
+pub mod records;
 pub mod row;
 pub mod select;
 pub mod steps;
 pub mod summary;
-mod text;
+pub mod text;
 
 pub use column::{COLUMNS, Column, ColumnSpec, DEFAULT_COLUMNS, Kind};
 pub use printer::{Format, LayoutError, Printer};

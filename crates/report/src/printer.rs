@@ -11,8 +11,16 @@
 //!   layout (every cell followed by a space, so lines are `N + #columns`
 //!   wide, B19); the default mode separates cells by one space and fits
 //!   lines in `N`.
-//! - **CSV**: every field quoted, embedded quotes doubled by the `csv`
-//!   crate (PyProf did not escape them, B18).
+//! - **CSV**: embedded quotes doubled by the `csv` crate (PyProf did not
+//!   escape them, B18). With `--compat` every field is quoted and an
+//!   unknown number is PyProf's `na`; in the default mode fields are quoted
+//!   only when they must be and an unknown number is an empty, unquoted
+//!   cell, so that DuckDB's `read_csv_auto`, Polars' `read_csv` (which
+//!   reads `""` as an empty string, not a null) and pandas type the column
+//!   as numbers.
+//! - **TSV**: values separated by tabs, no quoting; tabs, newlines and
+//!   other control characters inside text become spaces; unknown numbers as
+//!   in CSV.
 //!
 //! [`COLUMNS`]: crate::column::COLUMNS
 
@@ -30,6 +38,11 @@ pub enum Format {
     Columns(usize),
     /// CSV.
     Csv,
+    /// Tab-separated values.
+    Tsv,
+    /// JSON Lines: one object per row, keyed by column (`-c` names),
+    /// numbers as numbers, unknown numbers `null`; no header line.
+    Json,
 }
 
 /// `-w` is narrower than the chosen columns need.
@@ -87,6 +100,8 @@ pub fn widths(columns: &[Column], width: usize, compat: bool) -> Result<Vec<usiz
 
 enum Sink<W: Write> {
     Space(W),
+    Tsv(W),
+    Json(W),
     Columns(W, Vec<usize>),
     Csv(Box<csv::Writer<W>>),
 }
@@ -117,10 +132,16 @@ impl<W: Write> Printer<W> {
     ) -> Result<Printer<W>, LayoutError> {
         let sink = match format {
             Format::Space => Sink::Space(out),
+            Format::Tsv => Sink::Tsv(out),
+            Format::Json => Sink::Json(out),
             Format::Columns(w) => Sink::Columns(out, widths(columns, w, compat)?),
             Format::Csv => Sink::Csv(Box::new(
                 csv::WriterBuilder::new()
-                    .quote_style(csv::QuoteStyle::Always)
+                    .quote_style(if compat {
+                        csv::QuoteStyle::Always
+                    } else {
+                        csv::QuoteStyle::Necessary
+                    })
                     .from_writer(out),
             )),
         };
@@ -142,6 +163,11 @@ impl<W: Write> Printer<W> {
                 let h: Vec<&str> = headers.collect();
                 writeln!(w, "{}", h.join(" "))
             }
+            Sink::Tsv(w) => {
+                let h: Vec<&str> = headers.collect();
+                writeln!(w, "{}", h.join("\t"))
+            }
+            Sink::Json(_) => Ok(()),
             Sink::Columns(w, widths) => {
                 self.line.clear();
                 for (i, (h, width)) in headers.zip(widths.iter()).enumerate() {
@@ -177,8 +203,36 @@ impl<W: Write> Printer<W> {
                         v => push_value(&mut self.line, v, false),
                     }
                 }
+                Sink::Json(_) => {
+                    self.line.push(if i == 0 { '{' } else { ',' });
+                    self.line.push_str(&json_string(col.spec().key));
+                    self.line.push(':');
+                    match v {
+                        Value::Text => self.line.push_str(&json_string(&self.cell)),
+                        Value::Num(None) => self.line.push_str("null"),
+                        Value::Num(Some(n)) if !n.as_f64().is_finite() => {
+                            self.line.push_str("null");
+                        }
+                        v => push_value(&mut self.line, v, false),
+                    }
+                }
+                Sink::Tsv(_) => {
+                    if i > 0 {
+                        self.line.push('\t');
+                    }
+                    match v {
+                        Value::Text => self.line.extend(
+                            self.cell
+                                .chars()
+                                .map(|c| if c.is_control() { ' ' } else { c }),
+                        ),
+                        Value::Num(None) if !self.compat => {}
+                        v => push_value(&mut self.line, v, false),
+                    }
+                }
                 Sink::Csv(w) => match v {
                     Value::Text => w.write_field(&self.cell).map_err(csv_io)?,
+                    Value::Num(None) if !self.compat => w.write_field("").map_err(csv_io)?,
                     v => {
                         self.line.clear();
                         push_value(&mut self.line, v, false);
@@ -208,7 +262,14 @@ impl<W: Write> Printer<W> {
         }
         match &mut self.sink {
             Sink::Csv(w) => w.write_record(None::<&[u8]>).map_err(csv_io),
-            Sink::Space(w) | Sink::Columns(w, _) => {
+            Sink::Json(w) => {
+                if self.line.is_empty() {
+                    self.line.push('{');
+                }
+                self.line.push_str("}\n");
+                w.write_all(self.line.as_bytes())
+            }
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Columns(w, _) => {
                 self.line.push('\n');
                 w.write_all(self.line.as_bytes())
             }
@@ -218,7 +279,7 @@ impl<W: Write> Printer<W> {
     /// Flush buffered output.
     pub fn flush(&mut self) -> io::Result<()> {
         match &mut self.sink {
-            Sink::Space(w) | Sink::Columns(w, _) => w.flush(),
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Json(w) | Sink::Columns(w, _) => w.flush(),
             Sink::Csv(w) => w.flush(),
         }
     }
@@ -226,7 +287,7 @@ impl<W: Write> Printer<W> {
     /// Flush and return the writer.
     pub fn into_inner(self) -> io::Result<W> {
         match self.sink {
-            Sink::Space(w) | Sink::Columns(w, _) => Ok(w),
+            Sink::Space(w) | Sink::Tsv(w) | Sink::Json(w) | Sink::Columns(w, _) => Ok(w),
             Sink::Csv(w) => w
                 .into_inner()
                 .map_err(|e| io::Error::new(e.error().kind(), e.error().to_string())),
@@ -247,6 +308,11 @@ fn push_value(out: &mut String, v: Value, percent_d: bool) {
         Value::Num(None) => out.push_str("na"),
         Value::Text => {}
     }
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
 /// Default space mode: one field per cell.

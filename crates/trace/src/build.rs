@@ -381,6 +381,8 @@ fn record<'t>(
         graph_node_id: k.graph_node_id,
         device_name: dev.and_then(|d| d.name.as_deref()).map(Cow::Borrowed),
         sm_count: dev.and_then(|d| d.sm_count),
+        cc_major: dev.and_then(|d| d.cc_major),
+        cc_minor: dev.and_then(|d| d.cc_minor),
         stack,
         domains,
         bad_time: k.end_ns <= k.start_ns,

@@ -1,0 +1,136 @@
+//! Per-kernel records as Parquet columns: the same names and values as the
+//! JSON Lines records (docs/records.md), one typed nullable column per key.
+
+use rprof_model::record::Record;
+
+use crate::parquet::{ColumnType, Values};
+
+/// Column names and types of a Parquet record file, in JSON key order.
+pub const COLUMNS: &[(&str, ColumnType)] = &[
+    ("kShortName", ColumnType::Utf8),
+    ("kDuration", ColumnType::Int64),
+    ("layer", ColumnType::ListUtf8),
+    ("trace", ColumnType::ListUtf8),
+    ("reprMarkers", ColumnType::ListUtf8),
+    ("marker", ColumnType::ListUtf8),
+    ("seqMarker", ColumnType::ListUtf8),
+    ("seqId", ColumnType::ListInt64),
+    ("subSeqId", ColumnType::Int64),
+    ("altSeqId", ColumnType::ListInt64),
+    ("dir", ColumnType::Utf8),
+    ("mod", ColumnType::ListUtf8),
+    ("op", ColumnType::ListUtf8),
+    ("tid", ColumnType::UInt64),
+    ("device", ColumnType::Int64),
+    ("stream", ColumnType::Int64),
+    ("grid", ColumnType::ListInt64),
+    ("block", ColumnType::ListInt64),
+    ("kLongName", ColumnType::Utf8),
+    ("kStart", ColumnType::Int64),
+    ("kEnd", ColumnType::Int64),
+    ("rStart", ColumnType::Int64),
+    ("rEnd", ColumnType::Int64),
+    ("launched", ColumnType::Bool),
+    ("api", ColumnType::Utf8),
+    ("pid", ColumnType::UInt64),
+    ("corrId", ColumnType::Int64),
+    ("context", ColumnType::Int64),
+    ("regs", ColumnType::Int64),
+    ("smemStatic", ColumnType::Int64),
+    ("smemDynamic", ColumnType::Int64),
+    ("graphId", ColumnType::Int64),
+    ("graphNodeId", ColumnType::Int64),
+    ("deviceName", ColumnType::Utf8),
+    ("smCount", ColumnType::Int64),
+    ("ccMajor", ColumnType::Int64),
+    ("ccMinor", ColumnType::Int64),
+    ("stack", ColumnType::ListUtf8),
+    ("domains", ColumnType::ListUtf8),
+    ("badTime", ColumnType::Bool),
+    ("kinetoBlocksPerSm", ColumnType::Float64),
+    ("kinetoWarpsPerSm", ColumnType::Float64),
+    ("kinetoOccupancy", ColumnType::Float64),
+];
+
+fn strs<'a>(recs: &[Record<'a>], f: impl for<'r> Fn(&'r Record<'a>) -> &'r str) -> Values {
+    Values::Utf8(recs.iter().map(|r| Some(f(r).to_owned())).collect())
+}
+
+fn opt_str<'a>(
+    recs: &[Record<'a>],
+    f: impl for<'r> Fn(&'r Record<'a>) -> Option<&'r str>,
+) -> Values {
+    Values::Utf8(recs.iter().map(|r| f(r).map(str::to_owned)).collect())
+}
+
+fn list<'a>(
+    recs: &[Record<'a>],
+    f: impl for<'r> Fn(&'r Record<'a>) -> &'r [std::borrow::Cow<'a, str>],
+) -> Values {
+    Values::ListUtf8(
+        recs.iter()
+            .map(|r| f(r).iter().map(|s| s.to_string()).collect())
+            .collect(),
+    )
+}
+
+fn ints(recs: &[Record<'_>], f: impl Fn(&Record<'_>) -> Vec<i64>) -> Values {
+    Values::ListInt64(recs.iter().map(f).collect())
+}
+
+fn int(recs: &[Record<'_>], f: impl Fn(&Record<'_>) -> Option<i64>) -> Values {
+    Values::Int64(recs.iter().map(f).collect())
+}
+
+fn float(recs: &[Record<'_>], f: impl Fn(&Record<'_>) -> Option<f64>) -> Values {
+    Values::Float64(recs.iter().map(f).collect())
+}
+
+/// The columns of a batch of records, in [`COLUMNS`] order.
+pub fn columns(recs: &[Record<'_>]) -> Vec<Values> {
+    vec![
+        strs(recs, |r| &r.short_name),
+        int(recs, |r| Some(r.duration_ns)),
+        list(recs, |r| &r.layer),
+        list(recs, |r| &r.trace),
+        list(recs, |r| &r.repr_markers),
+        list(recs, |r| &r.marker),
+        list(recs, |r| &r.seq_marker),
+        ints(recs, |r| r.seq_id.clone()),
+        int(recs, |r| Some(r.sub_seq_id)),
+        ints(recs, |r| r.alt_seq_id.clone()),
+        strs(recs, |r| &r.dir),
+        list(recs, |r| &r.mod_),
+        list(recs, |r| &r.op),
+        Values::UInt64(recs.iter().map(|r| Some(r.tid)).collect()),
+        int(recs, |r| Some(r.device)),
+        int(recs, |r| Some(r.stream)),
+        ints(recs, |r| r.grid.to_vec()),
+        ints(recs, |r| r.block.to_vec()),
+        strs(recs, |r| &r.long_name),
+        int(recs, |r| r.start_ns),
+        int(recs, |r| r.end_ns),
+        int(recs, |r| r.launch_start_ns),
+        int(recs, |r| r.launch_end_ns),
+        Values::Bool(recs.iter().map(|r| Some(r.launched)).collect()),
+        opt_str(recs, |r| r.api.as_deref()),
+        Values::UInt64(recs.iter().map(|r| r.pid).collect()),
+        int(recs, |r| r.correlation),
+        int(recs, |r| r.context),
+        int(recs, |r| r.regs),
+        int(recs, |r| r.static_smem_bytes),
+        int(recs, |r| r.dynamic_smem_bytes),
+        int(recs, |r| r.graph_id),
+        int(recs, |r| r.graph_node_id),
+        opt_str(recs, |r| r.device_name.as_deref()),
+        int(recs, |r| r.sm_count),
+        int(recs, |r| r.cc_major),
+        int(recs, |r| r.cc_minor),
+        list(recs, |r| &r.stack),
+        list(recs, |r| &r.domains),
+        Values::Bool(recs.iter().map(|r| Some(r.bad_time)).collect()),
+        float(recs, |r| r.kineto_blocks_per_sm),
+        float(recs, |r| r.kineto_warps_per_sm),
+        float(recs, |r| r.kineto_occupancy_pct),
+    ]
+}
