@@ -13,19 +13,21 @@ use crate::util::{rprof, run};
 
 /// CSV rows (no quoted commas in these tests) without the header.
 fn csv(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .skip(1)
-        .map(|l| {
-            if let Some(rest) = l.strip_prefix('"') {
-                // a quoted key: `"aten::add [[2, 3]]",…`
-                let (key, tail) = rest.split_once("\",").unwrap();
-                let mut v = vec![key.replace("\"\"", "\"")];
-                v.extend(tail.split(',').map(str::to_owned));
-                v
-            } else {
-                l.split(',').map(str::to_owned).collect()
-            }
-        })
+    // the data rows (header skipped), read by a real CSV reader
+    let mut rows = prof_rows_of(text);
+    if !rows.is_empty() {
+        rows.remove(0);
+    }
+    rows
+}
+
+fn prof_rows_of(text: &str) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
         .collect()
 }
 
@@ -160,8 +162,11 @@ fn summary_by_nvtx_on_tbplugin_resnet50() {
     let text = String::from_utf8(out.stdout).unwrap();
     let mut by_name: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut by_shape: BTreeMap<String, (u64, i64)> = BTreeMap::new();
-    for line in text.lines().skip(1) {
+    for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v.get("rprof").is_some() {
+            continue; // a version-1 header line
+        }
         let dur = v["kDuration"].as_i64().unwrap().max(0);
         let last = v["stack"]
             .as_array()
@@ -247,15 +252,7 @@ const CONV2D: &str = "{'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': [{'
 
 /// prof's CSV (every field quoted) as rows of cells, header first.
 fn prof_rows(args: &[&str]) -> Vec<Vec<String>> {
-    stdout_of(args)
-        .lines()
-        .map(|l| {
-            l.trim_matches('"')
-                .split("\",\"")
-                .map(str::to_owned)
-                .collect()
-        })
-        .collect()
+    prof_rows_of(&stdout_of(args))
 }
 
 /// A conv2d call inside two nested `__getattr__(extra_repr)` markers, and a
