@@ -33,6 +33,7 @@ pub enum Command {
     Summary(super::cmd::summary::SummaryArgs),
     Gpu(super::cmd::gpu::GpuArgs),
     Export(super::cmd::export::ExportArgs),
+    Stats(super::cmd::stats::StatsArgs),
 }
 
 /// Record line format.

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         args::Command::Summary(a) => cmd::summary::run(&a),
         args::Command::Gpu(a) => cmd::gpu::run(&a),
         args::Command::Export(a) => cmd::export::run(&a),
+        args::Command::Stats(a) => cmd::stats::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

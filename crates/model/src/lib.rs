@@ -28,6 +28,7 @@ pub mod markers;
 pub mod pylit;
 pub mod record;
 pub mod stats;
+pub mod stats_data;
 pub mod stock;
 pub mod strings;
 pub mod trace;

@@ -32,6 +32,7 @@ pub mod model;
 pub mod printer;
 pub mod row;
 pub mod select;
+pub mod stats;
 pub mod summary;
 mod text;
 
