@@ -551,7 +551,6 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     let (list, _) = db.select_list(
         &table,
         &[
-            "rowid",
             "start",
             "end",
             "eventType",
@@ -590,7 +589,7 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
         db,
         &format!("table {table}"),
         &format!(
-            "SELECT {list} FROM \"{table}\" WHERE eventType IN ({NVTX_PUSHPOP}, {NVTX_STARTEND}, \
+            "SELECT rowid, {list} FROM \"{table}\" WHERE eventType IN ({NVTX_PUSHPOP}, {NVTX_STARTEND}, \
              {NVTXT_PUSHPOP}, {NVTXT_STARTEND}, {NVTX_DOMAIN_CREATE})"
         ),
         |r| {
