@@ -775,8 +775,21 @@ pub fn from_trace(trace: &Trace) -> StatsData {
     if !trace.kernels.is_empty() || trace.source != Source::Kineto {
         let mut out = Vec::with_capacity(trace.kernels.len());
         for k in &trace.kernels {
-            let name = data.names.intern(trace.strings.get(k.name));
-            let mangled = k.mangled.map(|m| data.names.intern(trace.strings.get(m)));
+            let raw = trace.strings.get(k.name);
+            // nvprof stores mangled names; print them demangled as nvprof
+            // and nsys do, keeping the raw name for `:mangled`
+            let (name, short, mangled) = if trace.source == Source::Nvprof {
+                let long = crate::demangle::demangle(raw).unwrap_or_else(|| raw.to_owned());
+                let short = crate::demangle::short_name(&long);
+                (
+                    data.names.intern(&long),
+                    Some(data.names.intern(&short)),
+                    Some(data.names.intern(raw)),
+                )
+            } else {
+                let m = k.mangled.map(|m| data.names.intern(trace.strings.get(m)));
+                (data.names.intern(raw), None, m)
+            };
             out.push(GpuKernel {
                 row: u64::from(k.row),
                 start_ns: k.start_ns,
@@ -788,7 +801,7 @@ pub fn from_trace(trace: &Trace) -> StatsData {
                 correlation: k.correlation,
                 pid: trace.kernel_pid(k),
                 name,
-                short: None,
+                short,
                 mangled,
                 grid: k.grid.map(i64::from),
                 block: k.block.map(i64::from),
@@ -917,7 +930,8 @@ pub fn from_trace(trace: &Trace) -> StatsData {
         Source::Nvprof => {
             data.notes.push(
                 "nvprof database: NVTX start/end markers are reported as push/pop-style ranges \
-                 of their starting thread; kernels have no short (base) names; no OS runtime \
+                 of their starting thread; kernel names are demangled by rprof (:base: rprof's short \
+                 names); no OS runtime \
                  or unified-memory data"
                     .into(),
             );
