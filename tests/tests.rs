@@ -10,4 +10,5 @@ mod kineto;
 mod parse;
 mod prof;
 mod stock;
+mod stats;
 mod summary;

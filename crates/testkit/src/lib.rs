@@ -9,6 +9,8 @@
 #![deny(missing_docs)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod stats;
+
 use std::collections::HashMap;
 use std::path::Path;
 
