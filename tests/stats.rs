@@ -140,7 +140,11 @@ fn check_sum(
         let (n, total, min, max, mean, med, sd) = expect(&exp[&key(r)]);
         let ctx = format!("{what} {}", key(r));
         assert_eq!(int(r, count_col), n, "{ctx} count");
-        assert_eq!(int(r, &format!("{total_col} ({unit})")), total, "{ctx} total");
+        assert_eq!(
+            int(r, &format!("{total_col} ({unit})")),
+            total,
+            "{ctx} total"
+        );
         assert_eq!(int(r, &format!("Min ({unit})")), min, "{ctx} min");
         assert_eq!(int(r, &format!("Max ({unit})")), max, "{ctx} max");
         let close = |got: f64, want: f64, name: &str| {
@@ -252,7 +256,8 @@ fn check_nsys_file(path: &Path) -> Vec<(String, usize)> {
         );
     }
     if memset {
-        mem_parts.push("SELECT '[CUDA memset]', end - start, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET");
+        mem_parts
+            .push("SELECT '[CUDA memset]', end - start, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET");
     }
     if !mem_parts.is_empty() && (enums || !memcpy) {
         let union = mem_parts.join(" UNION ALL ");
@@ -311,9 +316,10 @@ fn check_nsys_file(path: &Path) -> Vec<(String, usize)> {
             .unwrap();
         let rows = report(path, "cuda_api_trace", &[]);
         assert_eq!(rows.len() as i64, n, "api trace rows");
-        assert!(rows
-            .windows(2)
-            .all(|w| int(&w[0], "Start (ns)") <= int(&w[1], "Start (ns)")));
+        assert!(
+            rows.windows(2)
+                .all(|w| int(&w[0], "Start (ns)") <= int(&w[1], "Start (ns)"))
+        );
         log.push(("cuda_api_trace".into(), rows.len()));
     }
 
@@ -359,7 +365,11 @@ fn check_nsys_file(path: &Path) -> Vec<(String, usize)> {
             let q = queued.get(&k).map_or(0, |v| v.len() as i64);
             assert_eq!(int(r, "QCount"), q, "{k}");
             let (_, _, tmin, tmax, _, _, _) = expect(&totals[&k]);
-            assert_eq!((int(r, "TMin (ns)"), int(r, "TMax (ns)")), (tmin, tmax), "{k}");
+            assert_eq!(
+                (int(r, "TMin (ns)"), int(r, "TMax (ns)")),
+                (tmin, tmax),
+                "{k}"
+            );
         }
         log.push(("cuda_kern_exec_sum".into(), rows.len()));
         let n: usize = exp.values().map(Vec::len).sum();
@@ -377,21 +387,26 @@ fn check_nsys_file(path: &Path) -> Vec<(String, usize)> {
         ] {
             if has_table(&c, t) {
                 n += c
-                    .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get::<_, i64>(0))
+                    .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| {
+                        r.get::<_, i64>(0)
+                    })
                     .unwrap();
             }
         }
         let rows = report(path, "cuda_gpu_trace", &[]);
         assert_eq!(rows.len() as i64, n, "gpu trace rows");
-        assert!(rows
-            .windows(2)
-            .all(|w| int(&w[0], "Start (ns)") <= int(&w[1], "Start (ns)")));
+        assert!(
+            rows.windows(2)
+                .all(|w| int(&w[0], "Start (ns)") <= int(&w[1], "Start (ns)"))
+        );
         log.push(("cuda_gpu_trace".into(), rows.len()));
     }
 
     if nvtx {
         let maxts = "(SELECT max(max(start), max(end)) FROM NVTX_EVENTS)";
-        let base = format!("SELECT name, style, coalesce(rawend, {maxts}) - start AS d FROM ({NVTX_RANGES})");
+        let base = format!(
+            "SELECT name, style, coalesce(rawend, {maxts}) - start AS d FROM ({NVTX_RANGES})"
+        );
         let exp = samples(&c, &format!("SELECT name || '|' || style, d FROM ({base})"));
         let rows = report(path, "nvtx_sum", &[]);
         let key = |r: &Row| format!("{}|{}", s(r, "Range"), s(r, "Style"));
@@ -437,56 +452,129 @@ fn check_nsys_file(path: &Path) -> Vec<(String, usize)> {
     log
 }
 
-/// Ranges as the kernel and projection reports index them, in a temp table:
-/// ended on their own thread, open ones end at the last range timestamp.
-fn ranges_table(c: &Connection) {
-    c.execute_batch(&format!(
-        "DROP TABLE IF EXISTS temp.rr;
-         CREATE TEMP TABLE rr AS SELECT id, start, coalesce(rawend, (SELECT max(max(start), max(end)) \
-         FROM NVTX_EVENTS WHERE eventType IN (59, 60, 70, 71))) AS end, tid, name, style \
-         FROM ({NVTX_RANGES}) WHERE endtid IS NULL;
-         CREATE INDEX temp.rr_tid ON rr (tid, start);"
-    ))
-    .unwrap();
+/// A range as the kernel and projection reports index it.
+struct TRange {
+    id: i64,
+    start: i64,
+    end: i64,
+    name: String,
+    style: String,
+}
+
+/// Ranges by thread (`globalTid`), from SQL: ended on their own thread;
+/// open ones end at the last range timestamp. Sorted by start.
+fn ranges_by_thread(c: &Connection) -> BTreeMap<i64, Vec<TRange>> {
+    let sql = format!(
+        "SELECT id, start, coalesce(rawend, (SELECT max(max(start), max(end)) FROM NVTX_EVENTS \
+         WHERE eventType IN (59, 60, 70, 71))), tid, name, style FROM ({NVTX_RANGES}) \
+         WHERE endtid IS NULL ORDER BY start"
+    );
+    let mut st = c.prepare(&sql).unwrap();
+    let mut out: BTreeMap<i64, Vec<TRange>> = BTreeMap::new();
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(3)?,
+                TRange {
+                    id: r.get(0)?,
+                    start: r.get(1)?,
+                    end: r.get(2)?,
+                    name: r.get(4)?,
+                    style: r.get(5)?,
+                },
+            ))
+        })
+        .unwrap();
+    for r in rows {
+        let (t, r) = r.unwrap();
+        out.entry(t).or_default().push(r);
+    }
+    out
+}
+
+/// The ranges of thread `tid` with `start <= a_start` and `end >= a_end`: a
+/// plain scan (the SQL join is minutes slower).
+fn around<'r>(
+    ranges: &'r BTreeMap<i64, Vec<TRange>>,
+    tid: i64,
+    a_start: i64,
+    a_end: i64,
+) -> Vec<&'r TRange> {
+    ranges.get(&tid).map_or(Vec::new(), |v| {
+        v.iter()
+            .take_while(|r| r.start <= a_start)
+            .filter(|r| r.end >= a_end)
+            .collect()
+    })
+}
+
+/// `(op id, duration, op start, op end, name, correlation, call globalTid,
+/// call start, call end)` of GPU operations joined to their launch calls.
+type OpCall = (i64, i64, i64, i64, String, i64, i64, i64, i64);
+
+fn op_calls(c: &Connection, ops_sql: &str) -> Vec<OpCall> {
+    let filter = api_filter(c).replace("WHERE", "AND");
+    let sql = format!(
+        "SELECT o.id, o.end - o.start, o.start, o.end, o.name, o.correlationId, a.globalTid, \
+         a.start, a.end FROM ({ops_sql}) o JOIN CUPTI_ACTIVITY_KIND_RUNTIME a \
+         ON a.correlationId = o.correlationId AND a.globalTid >> 24 = o.globalPid >> 24 {filter}"
+    );
+    let mut st = c.prepare(&sql).unwrap();
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+            ))
+        })
+        .unwrap();
+    rows.map(Result::unwrap).collect()
 }
 
 fn check_nvtx_kernels(c: &Connection, path: &Path) -> Vec<(String, usize)> {
-    ranges_table(c);
-    let filter = api_filter(c).replace("WHERE", "AND");
-    // distinct (group, kernel) pairs: each kernel once per group
-    let pairs = format!(
-        "SELECT DISTINCT rr.name || '|' || rr.style || '|' || ((a.globalTid >> 24) & 16777215) \
-         || '|' || (a.globalTid & 16777215) || '|' || ks.value AS g, k.rowid AS kid, \
-         k.end - k.start AS d, rr.id AS rid \
-         FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME a \
-         ON a.correlationId = k.correlationId AND a.globalTid >> 24 = k.globalPid >> 24 {filter} \
-         JOIN rr ON rr.tid = a.globalTid AND rr.start <= a.start AND rr.end >= a.end \
-         JOIN StringIds ks ON ks.id = k.demangledName"
-    );
-    let exp = samples(
+    let ranges = ranges_by_thread(c);
+    let calls = op_calls(
         c,
-        &format!("SELECT g, d FROM (SELECT g, kid, d FROM ({pairs}) GROUP BY g, kid)"),
+        "SELECT k.rowid AS id, k.start, k.end, s.value AS name, k.correlationId, k.globalPid \
+         FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName",
     );
-    let inst = samples(
+    // group -> kernel id -> duration (each kernel once), and range ids
+    let mut groups: BTreeMap<String, (BTreeMap<i64, i64>, BTreeSet<i64>)> = BTreeMap::new();
+    let mut launched: BTreeSet<i64> = BTreeSet::new();
+    let mut unranged: BTreeSet<String> = BTreeSet::new();
+    for (kid, d, _, _, kname, _, gtid, a_start, a_end) in &calls {
+        launched.insert(*kid);
+        let enclosing = around(&ranges, *gtid, *a_start, *a_end);
+        let (pid, tid) = ((gtid >> 24) & 0xFF_FFFF, gtid & 0xFF_FFFF);
+        if enclosing.is_empty() {
+            unranged.insert(format!("{pid}|{tid}|{kname}"));
+        }
+        for r in enclosing {
+            let g = groups
+                .entry(format!("{}|{}|{pid}|{tid}|{kname}", r.name, r.style))
+                .or_default();
+            g.0.insert(*kid, *d);
+            g.1.insert(r.id);
+        }
+    }
+    // kernels without a launch call: one row per kernel name
+    let no_launch = samples(
         c,
-        &format!("SELECT g, count(DISTINCT rid) FROM ({pairs}) GROUP BY g"),
+        "SELECT s.value, k.rowid FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+         JOIN StringIds s ON s.id = k.demangledName",
     );
-    // kernels in no range: by (pid, tid, kernel) of their launch, or by
-    // kernel alone without a launch
-    let unranged: i64 = c
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM (SELECT DISTINCT CASE WHEN a.rowid IS NULL THEN '' ELSE \
-                 a.globalTid END, k.demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL k \
-                 LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME a ON a.correlationId = k.correlationId \
-                 AND a.globalTid >> 24 = k.globalPid >> 24 {filter} \
-                 WHERE NOT EXISTS (SELECT 1 FROM rr WHERE rr.tid = a.globalTid \
-                 AND rr.start <= a.start AND rr.end >= a.end))"
-            ),
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    for (name, ids) in &no_launch {
+        if ids.iter().any(|id| !launched.contains(id)) {
+            unranged.insert(format!("||{name}"));
+        }
+    }
     let rows = report(path, "nvtx_kern_sum", &[]);
     let ranged: Vec<Row> = rows
         .iter()
@@ -504,23 +592,26 @@ fn check_nvtx_kernels(c: &Connection, path: &Path) -> Vec<(String, usize)> {
         )
     };
     let keys: BTreeSet<String> = ranged.iter().map(key).collect();
-    assert_eq!(keys, exp.keys().cloned().collect(), "nvtx kern groups");
+    assert_eq!(keys, groups.keys().cloned().collect(), "nvtx kern groups");
     for r in &ranged {
         let k = key(r);
-        let (n, total, min, max, mean, med, sd) = expect(&exp[&k]);
+        let (kernels, rids) = &groups[&k];
+        let d: Vec<i64> = kernels.values().copied().collect();
+        let (n, total, min, max, mean, med, sd) = expect(&d);
         assert_eq!(int(r, "Kern Inst"), n, "{k}");
-        assert_eq!(int(r, "NVTX Inst"), inst[&k][0], "{k}");
+        assert_eq!(int(r, "NVTX Inst"), rids.len() as i64, "{k}");
         assert_eq!(int(r, "Total Time (ns)"), total, "{k}");
         assert_eq!((int(r, "Min (ns)"), int(r, "Max (ns)")), (min, max), "{k}");
         for (col, want) in [("Avg (ns)", mean), ("Med (ns)", med), ("StdDev (ns)", sd)] {
             assert!((num(r, col) - r1(want)).abs() <= 0.1, "{k} {col}");
         }
     }
-    assert_eq!(
-        (rows.len() - ranged.len()) as i64,
-        unranged,
-        "nvtx kern rows outside ranges"
-    );
+    let outside: BTreeSet<String> = rows
+        .iter()
+        .filter(|r| s(r, "NVTX Range").is_empty() && s(r, "Style").is_empty())
+        .map(|r| format!("{}|{}|{}", s(r, "PID"), s(r, "TID"), s(r, "Kernel Name")))
+        .collect();
+    assert_eq!(outside, unranged, "nvtx kern rows outside ranges");
     vec![("nvtx_kern_sum".into(), rows.len())]
 }
 
@@ -531,29 +622,46 @@ fn check_projection(
     memcpy: bool,
     memset: bool,
 ) -> Vec<(String, usize)> {
-    ranges_table(c);
+    let ranges = ranges_by_thread(c);
     let mut ops = Vec::new();
-    for (t, yes) in [
+    for (i, (t, yes)) in [
         ("CUPTI_ACTIVITY_KIND_KERNEL", kernels),
         ("CUPTI_ACTIVITY_KIND_MEMCPY", memcpy),
         ("CUPTI_ACTIVITY_KIND_MEMSET", memset),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         if yes {
-            ops.push(format!("SELECT start, end, correlationId, globalPid FROM {t}"));
+            ops.push(format!(
+                "SELECT rowid * 4 + {i} AS id, start, end, '' AS name, correlationId, globalPid FROM {t}"
+            ));
         }
     }
-    let ops = ops.join(" UNION ALL ");
-    let filter = api_filter(c).replace("WHERE", "AND");
-    let proj = format!(
-        "SELECT rr.id AS id, rr.name AS name, rr.style AS style, rr.end - rr.start AS len, \
-         max(o.end) - min(o.start) AS pd, count(DISTINCT o.correlationId) AS nops \
-         FROM ({ops}) o JOIN CUPTI_ACTIVITY_KIND_RUNTIME a ON a.correlationId = o.correlationId \
-         AND a.globalTid >> 24 = o.globalPid >> 24 {filter} \
-         JOIN rr ON rr.tid = a.globalTid AND rr.start <= a.start AND rr.end >= a.end GROUP BY rr.id"
-    );
-    let exp = samples(c, &format!("SELECT name || '|' || style, pd FROM ({proj})"));
-    let nops = samples(c, &format!("SELECT name || '|' || style, nops FROM ({proj})"));
-    let lens = samples(c, &format!("SELECT name || '|' || style, len FROM ({proj})"));
+    let calls = op_calls(c, &ops.join(" UNION ALL "));
+    // range id -> (first start, last end, correlation ids)
+    let mut proj: BTreeMap<i64, (i64, i64, BTreeSet<i64>)> = BTreeMap::new();
+    let mut meta: BTreeMap<i64, (String, i64)> = BTreeMap::new();
+    for (_, _, o_start, o_end, _, corr, gtid, a_start, a_end) in &calls {
+        for r in around(&ranges, *gtid, *a_start, *a_end) {
+            let p = proj
+                .entry(r.id)
+                .or_insert((*o_start, *o_end, BTreeSet::new()));
+            p.0 = p.0.min(*o_start);
+            p.1 = p.1.max(*o_end);
+            p.2.insert(*corr);
+            meta.insert(r.id, (format!("{}|{}", r.name, r.style), r.end - r.start));
+        }
+    }
+    let mut exp: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut nops: BTreeMap<String, i64> = BTreeMap::new();
+    let mut lens: BTreeMap<String, i64> = BTreeMap::new();
+    for (id, (ps, pe, corr)) in &proj {
+        let (k, len) = &meta[id];
+        exp.entry(k.clone()).or_default().push(pe - ps);
+        *nops.entry(k.clone()).or_default() += corr.len() as i64;
+        *lens.entry(k.clone()).or_default() += len;
+    }
     let rows = report(path, "nvtx_gpu_proj_sum", &[]);
     let key = |r: &Row| format!("{}|{}", s(r, "Range"), s(r, "Style"));
     let keys: BTreeSet<String> = rows.iter().map(key).collect();
@@ -563,7 +671,11 @@ fn check_projection(
         let (n, total, min, max, mean, med, sd) = expect(&exp[&k]);
         assert_eq!(int(r, "Range Instances"), n, "{k}");
         assert_eq!(int(r, "Total Proj Time (ns)"), total, "{k}");
-        assert_eq!((int(r, "Proj Min (ns)"), int(r, "Proj Max (ns)")), (min, max), "{k}");
+        assert_eq!(
+            (int(r, "Proj Min (ns)"), int(r, "Proj Max (ns)")),
+            (min, max),
+            "{k}"
+        );
         for (col, want) in [
             ("Proj Avg (ns)", mean),
             ("Proj Med (ns)", med),
@@ -571,20 +683,11 @@ fn check_projection(
         ] {
             assert!((num(r, col) - r1(want)).abs() <= 0.1, "{k} {col}");
         }
-        assert_eq!(
-            int(r, "Total GPU Ops"),
-            nops[&k].iter().sum::<i64>(),
-            "{k} ops"
-        );
-        assert_eq!(
-            int(r, "Total Range Time (ns)"),
-            lens[&k].iter().sum::<i64>(),
-            "{k} range time"
-        );
+        assert_eq!(int(r, "Total GPU Ops"), nops[&k], "{k} ops");
+        assert_eq!(int(r, "Total Range Time (ns)"), lens[&k], "{k} range time");
     }
-    let n: usize = exp.values().map(Vec::len).sum();
     let trace = report(path, "nvtx_gpu_proj_trace", &[]);
-    assert_eq!(trace.len(), n, "projection trace rows");
+    assert_eq!(trace.len(), proj.len(), "projection trace rows");
     vec![
         ("nvtx_gpu_proj_sum".into(), rows.len()),
         ("nvtx_gpu_proj_trace".into(), trace.len()),
@@ -629,6 +732,8 @@ fn every_report_matches_sql_on_the_corpus() {
         let mut v: Vec<PathBuf> = rd
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
+            // the fixture test reads this one already
+            .filter(|p| !p.ends_with("nsys-ai/mfu_2gpu_before.sqlite"))
             .collect();
         v.sort();
         files.extend(v);
@@ -679,7 +784,10 @@ fn nvprof_database_kernel_api_and_copy_sums_match_sql() {
     );
     assert_eq!(tuples(&kern, "Instances", "ns", "Total Time"), want);
     let api = report(&p, "cuda_api_sum", &[]);
-    let want = sql_tuples(&c, "SELECT CAST(cbid AS TEXT), end - start FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+    let want = sql_tuples(
+        &c,
+        "SELECT CAST(cbid AS TEXT), end - start FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+    );
     assert_eq!(tuples(&api, "Num Calls", "ns", "Total Time"), want);
     let mem = report(&p, "cuda_gpu_mem_size_sum", &[]);
     let want = sql_tuples(
@@ -765,8 +873,15 @@ fn synthetic(dir: &Path) -> PathBuf {
     // a backtrace duplicate of kA's launch (eventClass 67) and a plain call
     s.extra_calls
         .push((999, 1012, 100, 100, 1, "cudaLaunchKernel".into(), 67));
-    s.extra_calls
-        .push((6000, 6040, 100, 100, 9, "cudaDeviceSynchronize_v3020".into(), 0));
+    s.extra_calls.push((
+        6000,
+        6040,
+        100,
+        100,
+        9,
+        "cudaDeviceSynchronize_v3020".into(),
+        0,
+    ));
     s.write_nsys(&p).unwrap();
     add_memops(
         &p,
@@ -794,8 +909,12 @@ fn synthetic(dir: &Path) -> PathBuf {
         ],
     )
     .unwrap();
-    add_um_faults(&p, &[(6900, 0x1000), (6950, 0x1000)], &[(6990, 7000, 0x1000, 3), (8000, 8010, 0x2000, 2)])
-        .unwrap();
+    add_um_faults(
+        &p,
+        &[(6900, 0x1000), (6950, 0x1000)],
+        &[(6990, 7000, 0x1000, 3), (8000, 8010, 0x2000, 2)],
+    )
+    .unwrap();
     p
 }
 
@@ -821,13 +940,15 @@ fn synthetic_nvtx_kernel_sum_counts_each_kernel_once() {
     // the range ended on another thread is not an enclosing range; the open
     // range (NULL end) encloses kC's launch
     assert!(!rows.iter().any(|r| s(r, "NVTX Range") == "handoff"));
-    assert!(rows
-        .iter()
-        .any(|r| s(r, "NVTX Range") == "open" && s(r, "Kernel Name") == "kC"));
+    assert!(
+        rows.iter()
+            .any(|r| s(r, "NVTX Range") == "open" && s(r, "Kernel Name") == "kC")
+    );
     // domain ranges are named DOMAIN:text
-    assert!(rows
-        .iter()
-        .any(|r| s(r, "NVTX Range") == "dom:inner" && s(r, "Kernel Name") == "kA"));
+    assert!(
+        rows.iter()
+            .any(|r| s(r, "NVTX Range") == "dom:inner" && s(r, "Kernel Name") == "kA")
+    );
 }
 
 #[test]
@@ -940,7 +1061,16 @@ fn formats_units_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = synthetic(dir.path());
     let csv = run(rprof()
-        .args(["stats", "-q", "-r", "cuda_gpu_kern_sum", "--format", "csv", "--timeunit", "us"])
+        .args([
+            "stats",
+            "-q",
+            "-r",
+            "cuda_gpu_kern_sum",
+            "--format",
+            "csv",
+            "--timeunit",
+            "us",
+        ])
         .arg(&p));
     let text = String::from_utf8(csv.stdout).unwrap();
     let mut lines = text.lines();

@@ -9,6 +9,6 @@ mod gpu;
 mod kineto;
 mod parse;
 mod prof;
-mod stock;
 mod stats;
+mod stock;
 mod summary;

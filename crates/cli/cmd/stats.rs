@@ -60,7 +60,11 @@ pub struct StatsArgs {
     /// instance of this NVTX range, on its thread (push/pop) or process
     /// (start/end; GPU rows by process). The domain is required for ranges
     /// in a named domain.
-    #[arg(long, value_name = "RANGE[@DOMAIN][/N]", conflicts_with = "filter_time")]
+    #[arg(
+        long,
+        value_name = "RANGE[@DOMAIN][/N]",
+        conflicts_with = "filter_time"
+    )]
     pub filter_nvtx: Option<String>,
 
     /// Only rows that overlap [START, END): times in ns, or with units
@@ -140,7 +144,10 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         }
     };
     let specs: Vec<String> = if args.report.is_empty() {
-        stats::DEFAULT_REPORTS.iter().map(|s| (*s).to_owned()).collect()
+        stats::DEFAULT_REPORTS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
     } else {
         args.report
             .iter()
@@ -204,7 +211,12 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
                 writeln!(err, "rprof stats: {}: skipped: {why}", req.spec)?;
             }
             for n in &table.notes {
-                writeln!(err, "rprof stats: {}: {}", req.spec, render::escape_controls(n))?;
+                writeln!(
+                    err,
+                    "rprof stats: {}: {}",
+                    req.spec,
+                    render::escape_controls(n)
+                )?;
             }
         }
         match format {

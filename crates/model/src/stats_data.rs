@@ -294,8 +294,7 @@ impl StatsData {
 /// (`cudaLaunchKernel_v7000` → `cudaLaunchKernel`).
 pub fn strip_api_version(name: &str) -> &str {
     let b = name.as_bytes();
-    if b.len() >= 6 && &b[b.len() - 6..b.len() - 4] == b"_v" && name.is_char_boundary(b.len() - 6)
-    {
+    if b.len() >= 6 && &b[b.len() - 6..b.len() - 4] == b"_v" && name.is_char_boundary(b.len() - 6) {
         &name[..b.len() - 6]
     } else {
         name
@@ -308,7 +307,10 @@ mod tests {
 
     #[test]
     fn strips_like_nsys() {
-        assert_eq!(strip_api_version("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(
+            strip_api_version("cudaLaunchKernel_v7000"),
+            "cudaLaunchKernel"
+        );
         assert_eq!(strip_api_version("cuMemcpy_v2"), "cuMemcpy_v2");
         assert_eq!(strip_api_version("cudaFree"), "cudaFree");
         assert_eq!(strip_api_version("_v1234"), "");

@@ -96,7 +96,10 @@ fn string_id(conn: &Connection, s: &str) -> rusqlite::Result<i64> {
     let next: i64 = conn.query_row("SELECT coalesce(max(id), 0) + 1 FROM StringIds", [], |r| {
         r.get(0)
     })?;
-    conn.execute("INSERT INTO StringIds (id, value) VALUES (?1, ?2)", params![next, s])?;
+    conn.execute(
+        "INSERT INTO StringIds (id, value) VALUES (?1, ?2)",
+        params![next, s],
+    )?;
     Ok(next)
 }
 

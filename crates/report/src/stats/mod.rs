@@ -248,7 +248,11 @@ impl Request {
                 _ => {
                     return Err(format!(
                         "{name}: unknown argument '{a}' (it takes {})",
-                        if info.args.is_empty() { "none" } else { info.args }
+                        if info.args.is_empty() {
+                            "none"
+                        } else {
+                            info.args
+                        }
                     ));
                 }
             }
@@ -301,8 +305,16 @@ pub fn parse_filter_time(s: &str) -> Result<(Option<i64>, Option<i64>), String> 
     let Some((a, b)) = s.split_once('/') else {
         return Err(format!("--filter-time '{s}': expected START/END"));
     };
-    let a = if a.is_empty() { None } else { Some(parse_time(a)?) };
-    let b = if b.is_empty() { None } else { Some(parse_time(b)?) };
+    let a = if a.is_empty() {
+        None
+    } else {
+        Some(parse_time(a)?)
+    };
+    let b = if b.is_empty() {
+        None
+    } else {
+        Some(parse_time(b)?)
+    };
     if a.is_none() && b.is_none() {
         return Err("--filter-time: give a start, an end or both".into());
     }
@@ -378,7 +390,9 @@ pub fn find_nvtx_window(data: &StatsData, spec: &str) -> Result<Window, String> 
         _ => (spec, 0),
     };
     let Some(ranges) = data.nvtx.as_ref() else {
-        return Err(format!("NVTX range '{spec}' could not be found (no NVTX data)"));
+        return Err(format!(
+            "NVTX range '{spec}' could not be found (no NVTX data)"
+        ));
     };
     let mut hits: Vec<&NvtxRow> = ranges
         .iter()
@@ -542,7 +556,11 @@ fn sum_rows<K: std::hash::Hash + Eq>(
         .into_iter()
         .map(|(k, a)| {
             let s = a.finish();
-            let mut row = vec![percent(s.total, grand), Cell::Int(s.total), Cell::Int(s.count)];
+            let mut row = vec![
+                percent(s.total, grand),
+                Cell::Int(s.total),
+                Cell::Int(s.count),
+            ];
             row.extend(s.dur_cells());
             row.extend(extra(&k));
             (s.total, s.count, row)
@@ -715,8 +733,9 @@ fn mem_sum(v: &View<'_>, by_size: bool) -> Table {
         groups.entry(m.name).or_default().add(x);
     }
     if no_bytes > 0 {
-        t.notes
-            .push(format!("{no_bytes} operations without a byte count are not counted"));
+        t.notes.push(format!(
+            "{no_bytes} operations without a byte count are not counted"
+        ));
     }
     if by_size {
         let mut rows: Vec<(i64, Vec<Cell>)> = groups
@@ -860,7 +879,11 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
     for (i, m) in v.memops.as_deref().unwrap_or(&[]).iter().enumerate() {
         let d = dur(m.start_ns, m.end_ns);
         let kind = |k: Option<NameId>| k.map_or(Cell::Null, |k| text(v.name(k)));
-        let mut row = vec![Cell::Int(m.start_ns), Cell::Int(d), Cell::Int(m.correlation)];
+        let mut row = vec![
+            Cell::Int(m.start_ns),
+            Cell::Int(d),
+            Cell::Int(m.correlation),
+        ];
         row.extend(std::iter::repeat_n(Cell::Null, 9));
         row.extend([
             Cell::opt(m.bytes),
@@ -1217,10 +1240,9 @@ fn um_sum(v: &View<'_>, req: &Request) -> Table {
 pub fn applies(data: &StatsData, report: &str) -> Option<String> {
     let src = data.source;
     match report {
-        "osrt_sum" if src != Source::Nsys => Some(format!(
-            "{} input has no OS runtime trace",
-            src.as_str()
-        )),
+        "osrt_sum" if src != Source::Nsys => {
+            Some(format!("{} input has no OS runtime trace", src.as_str()))
+        }
         "um_sum" if src != Source::Nsys => Some(format!(
             "{} input has no unified-memory page-fault data",
             src.as_str()

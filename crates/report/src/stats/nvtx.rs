@@ -91,7 +91,11 @@ fn range_index(v: &View<'_>) -> Vec<Ridx> {
 fn enclosing(ranges: &[Ridx], queries: &[(u64, u64, i64, i64)]) -> Vec<Vec<u32>> {
     let mut by_thread: FastMap<(u64, u64), (Vec<u32>, Vec<u32>)> = FastMap::default();
     for (i, r) in ranges.iter().enumerate() {
-        by_thread.entry((r.pid, r.tid)).or_default().0.push(i as u32);
+        by_thread
+            .entry((r.pid, r.tid))
+            .or_default()
+            .0
+            .push(i as u32);
     }
     for (i, q) in queries.iter().enumerate() {
         if let Some(e) = by_thread.get_mut(&(q.0, q.1)) {
@@ -168,7 +172,12 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
         }
     }
     let found = enclosing(&ranges, &queries);
-    type Key = (Option<u64>, Option<u64>, Option<(NameId, RangeStyle)>, NameId);
+    type Key = (
+        Option<u64>,
+        Option<u64>,
+        Option<(NameId, RangeStyle)>,
+        NameId,
+    );
     #[derive(Default)]
     struct Group {
         ranges: Vec<i64>,
@@ -345,8 +354,10 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     }
     // parents: the tightest enclosing range of the same thread; among equal
     // ranges the one with the lower id (nsys leaves that case circular)
-    let queries: Vec<(u64, u64, i64, i64)> =
-        ranges.iter().map(|r| (r.pid, r.tid, r.start, r.end)).collect();
+    let queries: Vec<(u64, u64, i64, i64)> = ranges
+        .iter()
+        .map(|r| (r.pid, r.tid, r.start, r.end))
+        .collect();
     let around = enclosing(&ranges, &queries);
     let mut parent: Vec<Option<u32>> = vec![None; ranges.len()];
     for (ci, cands) in around.iter().enumerate() {

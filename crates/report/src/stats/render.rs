@@ -139,7 +139,13 @@ pub fn heading(c: &Col, o: &Options) -> String {
 /// `8160379.586206896`).
 fn py_float(f: f64) -> String {
     if !f.is_finite() {
-        return if f.is_nan() { "nan".into() } else if f > 0.0 { "inf".into() } else { "-inf".into() };
+        return if f.is_nan() {
+            "nan".into()
+        } else if f > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
     }
     if f.fract() == 0.0 && f.abs() < 1e16 {
         format!("{f:.1}")
@@ -303,12 +309,7 @@ fn write_sv(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
 
 fn write_text(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
     writeln!(w)?;
-    writeln!(
-        w,
-        " ** {} ({}):",
-        t.title,
-        escape_controls(&t.report)
-    )?;
+    writeln!(w, " ** {} ({}):", t.title, escape_controls(&t.report))?;
     writeln!(w)?;
     if let Some(why) = &t.skipped {
         writeln!(w, "SKIPPED: {why}")?;
@@ -322,7 +323,9 @@ fn write_text(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
         .map(|r| {
             r.iter()
                 .zip(&t.cols)
-                .map(|(c, col)| escape_controls(&cell_text(c, col, o).unwrap_or_default()).into_owned())
+                .map(|(c, col)| {
+                    escape_controls(&cell_text(c, col, o).unwrap_or_default()).into_owned()
+                })
                 .collect()
         })
         .collect();
@@ -366,7 +369,13 @@ fn write_text(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
         writeln!(
             w,
             "{}",
-            line(heads.iter().enumerate().map(|(i, h)| center(h, widths[i])).collect())
+            line(
+                heads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| center(h, widths[i]))
+                    .collect()
+            )
         )?;
         writeln!(
             w,
@@ -402,7 +411,13 @@ fn write_text(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
         writeln!(
             w,
             "{}",
-            line(heads.iter().enumerate().map(|(i, h)| center(h, widths[i])).collect())
+            line(
+                heads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| center(h, widths[i]))
+                    .collect()
+            )
         )?;
         writeln!(w, "{rule}")?;
         for r in &cells {
@@ -424,7 +439,10 @@ mod tests {
 
     #[test]
     fn centers_like_python() {
-        assert_eq!(center("Name", 21), format!("{}Name{}", " ".repeat(9), " ".repeat(8)));
+        assert_eq!(
+            center("Name", 21),
+            format!("{}Name{}", " ".repeat(9), " ".repeat(8))
+        );
         assert_eq!(center("ab", 5), "  ab ");
         assert_eq!(center("abc", 6), " abc  ");
     }

@@ -100,21 +100,26 @@ impl FileStrings {
         if !db.has_table("StringIds") {
             return Ok(fs);
         }
-        each_row(db, "table StringIds", "SELECT id, value FROM StringIds", |r| {
-            if let (Some(id), Some(v)) = (int_at(r, 0)?, text_at(r, 1)?) {
-                let n = data.names.intern(&v);
-                if (0..50_000_000).contains(&id) {
-                    let i = id as usize;
-                    if fs.dense.len() <= i {
-                        fs.dense.resize(i + 1, u32::MAX);
+        each_row(
+            db,
+            "table StringIds",
+            "SELECT id, value FROM StringIds",
+            |r| {
+                if let (Some(id), Some(v)) = (int_at(r, 0)?, text_at(r, 1)?) {
+                    let n = data.names.intern(&v);
+                    if (0..50_000_000).contains(&id) {
+                        let i = id as usize;
+                        if fs.dense.len() <= i {
+                            fs.dense.resize(i + 1, u32::MAX);
+                        }
+                        fs.dense[i] = n;
+                    } else {
+                        fs.sparse.insert(id, n);
                     }
-                    fs.dense[i] = n;
-                } else {
-                    fs.sparse.insert(id, n);
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         Ok(fs)
     }
 
@@ -224,8 +229,7 @@ pub fn read_nsys(db: &Db) -> Result<StatsData> {
         }
     }
     if db.has_table("ThreadNames") {
-        let (list, _) =
-            db.select_list("ThreadNames", &["globalTid", "priority", "nameId"], &[])?;
+        let (list, _) = db.select_list("ThreadNames", &["globalTid", "priority", "nameId"], &[])?;
         let mut rows = Vec::new();
         each_row(
             db,
@@ -400,15 +404,18 @@ fn read_memops(db: &Db, data: &mut StatsData) -> Result<()> {
                 nulls += 1;
                 continue;
             };
-            let kind_label = |data: &mut StatsData, k: Option<i64>, label: &mut dyn FnMut(&mut StatsData, String) -> u32| {
-                k.map(|k| {
-                    let s = match kinds.as_ref() {
-                        Some(m) => m.get(&k).cloned().unwrap_or_else(|| "Unknown".into()),
-                        None => fallback_mem_kind(k).to_owned(),
-                    };
-                    label(data, s)
-                })
-            };
+            let kind_label =
+                |data: &mut StatsData,
+                 k: Option<i64>,
+                 label: &mut dyn FnMut(&mut StatsData, String) -> u32| {
+                    k.map(|k| {
+                        let s = match kinds.as_ref() {
+                            Some(m) => m.get(&k).cloned().unwrap_or_else(|| "Unknown".into()),
+                            None => fallback_mem_kind(k).to_owned(),
+                        };
+                        label(data, s)
+                    })
+                };
             let (name, src, dst) = if is_set {
                 let name = label(data, "[CUDA memset]".to_owned());
                 let src = kind_label(data, v[12], &mut label);
@@ -487,7 +494,14 @@ fn read_api(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> 
             }
             let g = int_at(r, 3)?.unwrap_or(0);
             let raw = strings.get(int_at(r, 2)?).unwrap_or(unknown);
-            pending.push((start, end, raw, g, int_at(r, 4)?.unwrap_or(-1), int_at(r, 5)?));
+            pending.push((
+                start,
+                end,
+                raw,
+                g,
+                int_at(r, 4)?.unwrap_or(-1),
+                int_at(r, 5)?,
+            ));
             Ok(())
         },
     )?;
@@ -540,7 +554,9 @@ fn dedupe_unversioned(rows: &mut Vec<ApiRow>) -> u64 {
         return 0;
     }
     let before = rows.len();
-    rows.retain(|r| r.raw_name != r.name || !versioned.contains(&(r.pid, r.tid, r.correlation, r.name)));
+    rows.retain(|r| {
+        r.raw_name != r.name || !versioned.contains(&(r.pid, r.tid, r.correlation, r.name))
+    });
     (before - rows.len()) as u64
 }
 
@@ -618,11 +634,7 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
                 RangeStyle::StartEnd
             };
             let text = strings.get(int_at(r, 7)?);
-            let inline = if text.is_none() {
-                text_at(r, 8)?
-            } else {
-                None
-            };
+            let inline = if text.is_none() { text_at(r, 8)? } else { None };
             raws.push(Raw {
                 id: int_at(r, 0)?.unwrap_or(0),
                 start,
@@ -755,7 +767,11 @@ fn read_um(db: &Db, data: &mut StatsData) -> Result<()> {
                     start_ns: start,
                     end_ns: int_at(r, 1)?.unwrap_or(start),
                     address,
-                    faults: if is_gpu { int_at(r, 3)?.unwrap_or(0) } else { 1 },
+                    faults: if is_gpu {
+                        int_at(r, 3)?.unwrap_or(0)
+                    } else {
+                        1
+                    },
                     gpu: is_gpu,
                     pid: int_at(r, 4)?.map(pid_of),
                 });
@@ -763,7 +779,10 @@ fn read_um(db: &Db, data: &mut StatsData) -> Result<()> {
             },
         )?;
     }
-    data.drop_rows("unified-memory fault rows with a NULL time or address", nulls);
+    data.drop_rows(
+        "unified-memory fault rows with a NULL time or address",
+        nulls,
+    );
     data.um_faults = Some(out);
     Ok(())
 }
@@ -853,7 +872,11 @@ pub fn from_trace(trace: &Trace) -> StatsData {
     if !mem.is_empty() || trace.source == Source::Nvprof {
         data.memops = Some(mem);
     }
-    if !trace.missing.iter().any(|m| m.starts_with("CUDA API calls")) {
+    if !trace
+        .missing
+        .iter()
+        .any(|m| m.starts_with("CUDA API calls"))
+    {
         let mut api = Vec::with_capacity(trace.api_calls.len());
         for c in &trace.api_calls {
             let name = data.names.intern(trace.strings.get(c.name));
