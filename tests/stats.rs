@@ -494,12 +494,7 @@ fn ranges_by_thread(c: &Connection) -> BTreeMap<i64, Vec<TRange>> {
 
 /// The ranges of thread `tid` with `start <= a_start` and `end >= a_end`: a
 /// plain scan (the SQL join is minutes slower).
-fn around<'r>(
-    ranges: &'r BTreeMap<i64, Vec<TRange>>,
-    tid: i64,
-    a_start: i64,
-    a_end: i64,
-) -> Vec<&'r TRange> {
+fn around(ranges: &BTreeMap<i64, Vec<TRange>>, tid: i64, a_start: i64, a_end: i64) -> Vec<&TRange> {
     ranges.get(&tid).map_or(Vec::new(), |v| {
         v.iter()
             .take_while(|r| r.start <= a_start)

@@ -14,8 +14,8 @@ use crate::out::{self, UsageError};
 ///
 /// Same report names, columns, headings, row order and arithmetic as `nsys
 /// stats` (2023.4 and later): counts, totals, min and max to the ns; avg,
-/// median (middle value, or mean of the middle two) and std dev (sample, n
-/// - 1; 0 for one instance) rounded to one decimal as nsys rounds them;
+/// median (middle value, or mean of the middle two) and std dev (sample,
+/// divisor n-1; 0 for one instance) rounded to one decimal as nsys does;
 /// Time (%) is the row's share of the report's total. Two nsys results are
 /// corrected: nvtx_kern_sum counts each kernel once per group (nsys once
 /// per enclosing range of the same name), and CUDA backtrace duplicate API

@@ -970,13 +970,29 @@ fn api_trace(v: &View<'_>) -> Table {
     t
 }
 
-/// The API calls of each (pid, correlation id).
-pub fn api_index<'v>(api: &'v [ApiRow]) -> FastMap<(u64, i64), Vec<&'v ApiRow>> {
-    let mut m: FastMap<(u64, i64), Vec<&ApiRow>> = FastMap::default();
-    for a in api {
-        m.entry((a.pid, a.correlation)).or_default().push(a);
+/// The API calls of each (pid, correlation id): one sorted vector and a
+/// binary search (a map of vectors costs an allocation per call, millions on
+/// a large export).
+pub struct ApiIndex<'v> {
+    rows: Vec<&'v ApiRow>,
+}
+
+impl<'v> ApiIndex<'v> {
+    /// The calls with this (pid, correlation id), in file order; `None`
+    /// when there is none.
+    pub fn get(&self, key: &(u64, i64)) -> Option<&[&'v ApiRow]> {
+        let lo = self.rows.partition_point(|a| (a.pid, a.correlation) < *key);
+        let hi = lo + self.rows[lo..].partition_point(|a| (a.pid, a.correlation) == *key);
+        (hi > lo).then(|| &self.rows[lo..hi])
     }
-    m
+}
+
+/// Index `api` by (pid, correlation id).
+pub fn api_index(api: &[ApiRow]) -> ApiIndex<'_> {
+    let mut rows: Vec<&ApiRow> = api.iter().collect();
+    // stable: calls of one key stay in file order
+    rows.sort_by_key(|a| (a.pid, a.correlation));
+    ApiIndex { rows }
 }
 
 fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
