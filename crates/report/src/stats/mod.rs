@@ -547,12 +547,18 @@ fn sum_cols(count: &'static str) -> Vec<Col> {
 
 /// Groups of durations → rows `[Time, Total, N, Avg, Med, Min, Max, StdDev,
 /// extra...]`, sorted by total (desc), then count (asc), then the key cells.
+///
+/// nsys sorts by total only (kernel sums: then instances and name) and leaves
+/// ties in SQLite's GROUP BY order, the order of the group key: `tie` is that
+/// order here.
 fn sum_rows<K: std::hash::Hash + Eq>(
     groups: FastMap<K, Agg>,
     extra: impl Fn(&K) -> Vec<Cell>,
+    by_count: bool,
+    tie: impl Fn(&K, &K) -> std::cmp::Ordering,
 ) -> Vec<Vec<Cell>> {
     let grand: i128 = groups.values().map(|a| i128::from(a.sum())).sum();
-    let mut rows: Vec<(i64, i64, Vec<Cell>)> = groups
+    let mut rows: Vec<(i64, i64, K, Vec<Cell>)> = groups
         .into_iter()
         .map(|(k, a)| {
             let s = a.finish();
@@ -563,15 +569,15 @@ fn sum_rows<K: std::hash::Hash + Eq>(
             ];
             row.extend(s.dur_cells());
             row.extend(extra(&k));
-            (s.total, s.count, row)
+            (s.total, if by_count { s.count } else { 0 }, k, row)
         })
         .collect();
     rows.sort_by(|a, b| {
         b.0.cmp(&a.0)
             .then(a.1.cmp(&b.1))
-            .then_with(|| cmp_cells(&a.2[8..], &b.2[8..]))
+            .then_with(|| tie(&a.2, &b.2))
     });
-    rows.into_iter().map(|(_, _, r)| r).collect()
+    rows.into_iter().map(|(_, _, _, r)| r).collect()
 }
 
 /// Order of key cells: text by bytes, numbers by value, `Null` first (as
@@ -663,13 +669,18 @@ fn kern_sum(v: &View<'_>, req: &Request, gb: bool) -> Table {
         }
         // nsys orders by total, instances, name: ties in all three keep
         // grid and block order here
-        t.rows = sum_rows(groups, |(n, g, b)| {
-            vec![
-                Cell::Text(grid_text(*g)),
-                Cell::Text(grid_text(*b)),
-                text(v.name(*n)),
-            ]
-        });
+        t.rows = sum_rows(
+            groups,
+            |(n, g, b)| {
+                vec![
+                    Cell::Text(grid_text(*g)),
+                    Cell::Text(grid_text(*b)),
+                    text(v.name(*n)),
+                ]
+            },
+            true,
+            |a, b| a.1.cmp(&b.1).then(a.2.cmp(&b.2)),
+        );
         t.rows.sort_by(|a, b| {
             b[1].num()
                 .total_cmp(&a[1].num())
@@ -685,7 +696,12 @@ fn kern_sum(v: &View<'_>, req: &Request, gb: bool) -> Table {
                 .or_default()
                 .add(dur(k.start_ns, k.end_ns));
         }
-        t.rows = sum_rows(groups, |n| vec![text(v.name(*n))]);
+        t.rows = sum_rows(
+            groups,
+            |n| vec![text(v.name(*n))],
+            true,
+            |a, b| v.name(*a).as_bytes().cmp(v.name(*b).as_bytes()),
+        );
     }
     t
 }
@@ -751,7 +767,12 @@ fn mem_sum(v: &View<'_>, by_size: bool) -> Table {
         rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| cmp_cells(&a.1[7..], &b.1[7..])));
         t.rows = rows.into_iter().map(|(_, r)| r).collect();
     } else {
-        t.rows = sum_rows(groups, |n| vec![text(v.name(*n))]);
+        t.rows = sum_rows(
+            groups,
+            |n| vec![text(v.name(*n))],
+            false,
+            |a, b| v.name(*a).as_bytes().cmp(v.name(*b).as_bytes()),
+        );
     }
     t
 }
@@ -780,26 +801,25 @@ fn gpu_sum(v: &View<'_>, req: &Request) -> Table {
             .add(dur(m.start_ns, m.end_ns));
         category.entry(m.name).or_insert("MEMORY_OPER");
     }
-    let mut rows = sum_rows(groups, |n| {
-        vec![
-            text(category.get(n).copied().unwrap_or("")),
-            text(v.name(*n)),
-        ]
-    });
-    rows.sort_by(|a, b| {
-        b[1].num()
-            .total_cmp(&a[1].num())
-            .then(a[2].num().total_cmp(&b[2].num()))
-            .then_with(|| cmp_cells(&a[9..10], &b[9..10]))
-    });
-    t.rows = rows;
+    t.rows = sum_rows(
+        groups,
+        |n| {
+            vec![
+                text(category.get(n).copied().unwrap_or("")),
+                text(v.name(*n)),
+            ]
+        },
+        false,
+        |a, b| v.name(*a).as_bytes().cmp(v.name(*b).as_bytes()),
+    );
     t
 }
 
 fn device_text(v: &View<'_>, device: i64) -> String {
     match v.data.gpu_names.iter().find(|(d, _)| *d == device) {
         Some((_, n)) => format!("{} ({device})", v.name(*n)),
-        None => format!("({device})"),
+        // nsys's printf('%s (%d)') with a NULL name
+        None => format!(" ({device})"),
     }
 }
 
@@ -920,9 +940,13 @@ fn api_sum(v: &View<'_>) -> Table {
             .add(dur(a.start_ns, a.end_ns));
         printed.entry(a.raw_name).or_insert(a.name);
     }
-    t.rows = sum_rows(groups, |raw| {
-        vec![text(v.name(printed.get(raw).copied().unwrap_or(*raw)))]
-    });
+    // ties in the file's string-id order (nsys groups by nameId)
+    t.rows = sum_rows(
+        groups,
+        |raw| vec![text(v.name(printed.get(raw).copied().unwrap_or(*raw)))],
+        false,
+        |a, b| a.cmp(b),
+    );
     t
 }
 
@@ -1176,7 +1200,8 @@ fn osrt_sum(v: &View<'_>) -> Table {
             .or_default()
             .add(dur(o.start_ns, o.end_ns));
     }
-    t.rows = sum_rows(groups, |n| vec![text(v.name(*n))]);
+    // ties in the file's string-id order (nsys groups by nameId)
+    t.rows = sum_rows(groups, |n| vec![text(v.name(*n))], false, |a, b| a.cmp(b));
     t
 }
 
@@ -1235,7 +1260,8 @@ fn um_sum(v: &View<'_>, req: &Request) -> Table {
                 tput,
                 addr,
                 vec![
-                    Cell::Int(addr),
+                    // nsys prints addresses in hexadecimal
+                    Cell::Text(format!("0x{addr:x}")),
                     Cell::opt(a.h2d.map(|x| x.0)),
                     Cell::opt(a.d2h.map(|x| x.0)),
                     Cell::opt(a.cpu),

@@ -39,14 +39,24 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
             .or_default()
             .add(end.saturating_sub(r.start_ns));
     }
-    t.rows = sum_rows(groups, |(n, s)| {
-        let mut c = Vec::new();
-        if let Some(s) = s {
-            c.push(text(s.as_str()));
-        }
-        c.push(text(v.name(*n)));
-        c
-    });
+    t.rows = sum_rows(
+        groups,
+        |(n, s)| {
+            let mut c = Vec::new();
+            if let Some(s) = s {
+                c.push(text(s.as_str()));
+            }
+            c.push(text(v.name(*n)));
+            c
+        },
+        false,
+        |a, b| {
+            v.name(a.0)
+                .as_bytes()
+                .cmp(v.name(b.0).as_bytes())
+                .then(a.1.cmp(&b.1))
+        },
+    );
     t
 }
 
@@ -338,12 +348,22 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     let found = enclosing(&ranges, &queries);
     // per range: first start, last end, distinct correlation ids
     let mut proj: Vec<Option<(i64, i64, Vec<i64>)>> = vec![None; ranges.len()];
+    // operations launched outside every range: nsys's trace prints them as
+    // one row without a range (first start, last end, distinct ids; pid and
+    // tid of the first such call)
+    let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
     for op in &ops {
         let Some(calls) = op.2.and_then(|p| index.get(&(p, op.3))) else {
             continue;
         };
         for c in calls {
             let slot = call_slot.get(&(*c as *const _)).copied().unwrap_or(0);
+            if found[slot as usize].is_empty() {
+                let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
+                o.0 = o.0.min(op.0);
+                o.1 = o.1.max(op.1);
+                o.2.push(c.correlation);
+            }
             for &ri in &found[slot as usize] {
                 let p = proj[ri as usize].get_or_insert((op.0, op.1, Vec::new()));
                 p.0 = p.0.min(op.0);
@@ -434,7 +454,27 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
                 ],
             ));
         }
-        rows.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        // nsys's ORDER BY names the headings without their unit suffix, so
+        // SQLite sorts by constants and the rows come in range-id order
+        // (the row outside every range first): rprof keeps that order
+        rows.sort_by_key(|r| r.2);
+        if let Some((s0, e0, mut corr, pid, tid)) = outside {
+            corr.sort_unstable();
+            corr.dedup();
+            let mut row = vec![Cell::Null, Cell::Int(s0), Cell::Int(e0 - s0)];
+            row.extend([Cell::Null, Cell::Null, Cell::Null]);
+            row.extend([
+                Cell::Int(pid as i64),
+                Cell::Int(tid as i64),
+                Cell::Int(corr.len() as i64),
+                Cell::Null,
+                Cell::Int(0),
+                Cell::Null,
+                Cell::Null,
+                Cell::Null,
+            ]);
+            rows.insert(0, (s0, e0 - s0, i64::MIN, row));
+        }
         t.rows = rows.into_iter().map(|r| r.3).collect();
         return t;
     }
