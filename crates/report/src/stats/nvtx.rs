@@ -264,6 +264,9 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     t
 }
 
+/// Most ids in a `RangeStack` cell.
+const MAX_STACK: usize = 256;
+
 /// `nvtx_gpu_proj_sum` and `nvtx_gpu_proj_trace`.
 pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     let name = if trace {
@@ -422,16 +425,24 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
             corr.sort_unstable();
             corr.dedup();
             let r = &ranges[i];
+            // the ids from the root; past MAX_STACK levels only the innermost
+            // MAX_STACK, after `:...` (a hostile file could nest a million)
             let mut stack = Vec::new();
             let mut cur = Some(i as u32);
+            let mut cut = false;
             while let Some(c) = cur {
-                stack.push(ranges[c as usize].id);
-                cur = parent[c as usize];
-                if stack.len() > ranges.len() {
+                if stack.len() == MAX_STACK {
+                    cut = true;
                     break;
                 }
+                stack.push(ranges[c as usize].id);
+                cur = parent[c as usize];
             }
-            let stack: String = stack.iter().rev().map(|id| format!(":{id}")).collect();
+            let mut text_stack = String::from(if cut { ":..." } else { "" });
+            for id in stack.iter().rev() {
+                text_stack.push_str(&format!(":{id}"));
+            }
+            let stack = text_stack;
             rows.push((
                 *ps,
                 *pe - *ps,
