@@ -171,7 +171,15 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         None => None,
     };
 
-    let data = rprof_trace::read::stats_sql::load(&args.file)?;
+    let mut want = requests
+        .iter()
+        .fold(Default::default(), |t: stats::Tables, r| {
+            t.or(stats::tables_for(r.name))
+        });
+    if args.filter_nvtx.is_some() {
+        want.nvtx = true;
+    }
+    let data = rprof_trace::read::stats_sql::load(&args.file, want)?;
     let window = match args.filter_nvtx.as_deref() {
         Some(spec) => Some(
             stats::find_nvtx_window(&data, spec)

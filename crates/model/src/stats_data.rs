@@ -225,6 +225,58 @@ pub struct UmFault {
     pub pid: Option<u64>,
 }
 
+/// Which tables a set of reports needs (reading only those is most of the
+/// time a report takes on a large export).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tables {
+    /// Kernels.
+    pub kernels: bool,
+    /// Copies and sets.
+    pub memops: bool,
+    /// CUDA API calls.
+    pub api: bool,
+    /// NVTX ranges.
+    pub nvtx: bool,
+    /// OS runtime calls.
+    pub osrt: bool,
+    /// Unified-memory page faults.
+    pub um: bool,
+    /// Thread names.
+    pub thread_names: bool,
+    /// GPU names.
+    pub gpus: bool,
+}
+
+impl Tables {
+    /// Every table.
+    pub fn all() -> Tables {
+        Tables {
+            kernels: true,
+            memops: true,
+            api: true,
+            nvtx: true,
+            osrt: true,
+            um: true,
+            thread_names: true,
+            gpus: true,
+        }
+    }
+
+    /// The union of two sets.
+    pub fn or(self, o: Tables) -> Tables {
+        Tables {
+            kernels: self.kernels || o.kernels,
+            memops: self.memops || o.memops,
+            api: self.api || o.api,
+            nvtx: self.nvtx || o.nvtx,
+            osrt: self.osrt || o.osrt,
+            um: self.um || o.um,
+            thread_names: self.thread_names || o.thread_names,
+            gpus: self.gpus || o.gpus,
+        }
+    }
+}
+
 /// Everything `rprof stats` reads from one file.
 #[derive(Debug)]
 pub struct StatsData {

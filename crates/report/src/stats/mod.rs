@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 
+pub use rprof_model::stats_data::Tables;
 use rprof_model::stats_data::{
     ApiRow, GpuKernel, GpuMemOp, NameId, NvtxRow, OsrtRow, RangeStyle, StatsData, UmFault,
 };
@@ -1275,6 +1276,58 @@ fn um_sum(v: &View<'_>, req: &Request) -> Table {
     rows.truncate(req.rows);
     t.rows = rows.into_iter().map(|r| r.2).collect();
     t
+}
+
+/// The tables `report` reads.
+pub fn tables_for(report: &str) -> Tables {
+    let t = Tables::default();
+    match report {
+        "cuda_gpu_kern_sum" | "cuda_gpu_kern_gb_sum" => Tables { kernels: true, ..t },
+        "cuda_gpu_mem_time_sum" | "cuda_gpu_mem_size_sum" => Tables { memops: true, ..t },
+        "cuda_gpu_sum" => Tables {
+            kernels: true,
+            memops: true,
+            ..t
+        },
+        "cuda_gpu_trace" => Tables {
+            kernels: true,
+            memops: true,
+            gpus: true,
+            ..t
+        },
+        "cuda_api_sum" => Tables { api: true, ..t },
+        "cuda_api_trace" => Tables {
+            api: true,
+            thread_names: true,
+            ..t
+        },
+        "cuda_kern_exec_sum" | "cuda_kern_exec_trace" => Tables {
+            kernels: true,
+            api: true,
+            ..t
+        },
+        "nvtx_sum" | "nvtx_pushpop_sum" | "nvtx_startend_sum" => Tables { nvtx: true, ..t },
+        "nvtx_kern_sum" => Tables {
+            kernels: true,
+            api: true,
+            nvtx: true,
+            ..t
+        },
+        "nvtx_gpu_proj_sum" | "nvtx_gpu_proj_trace" => Tables {
+            kernels: true,
+            memops: true,
+            api: true,
+            nvtx: true,
+            ..t
+        },
+        "osrt_sum" => Tables { osrt: true, ..t },
+        "um_sum" => Tables {
+            memops: true,
+            um: true,
+            ..t
+        },
+        _ => Tables::all(),
+    }
 }
 
 /// Whether the input can answer `report` at all (for the notes of nvprof

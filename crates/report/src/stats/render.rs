@@ -5,6 +5,7 @@
 //! byte for byte (centred headings, two-space gaps), which no table crate
 //! reproduces.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use super::table::{Cell, Col, Table, Unit};
@@ -154,8 +155,15 @@ fn py_float(f: f64) -> String {
     }
 }
 
-/// A cell as text (`None`: empty, SQL NULL).
-fn cell_text(c: &Cell, col: &Col, o: &Options) -> Option<String> {
+/// A cell as text (`None`: empty, SQL NULL); text cells are borrowed.
+fn cell_text<'c>(c: &'c Cell, col: &Col, o: &Options) -> Option<Cow<'c, str>> {
+    if let Cell::Text(s) = c {
+        return Some(Cow::Borrowed(s));
+    }
+    cell_number(c, col, o).map(Cow::Owned)
+}
+
+fn cell_number(c: &Cell, col: &Col, o: &Options) -> Option<String> {
     let scaled = |v: f64, div: f64, dec: usize| format!("{:.*}", dec, v / div);
     Some(match (c, col.unit) {
         (Cell::Null, _) => return None,
@@ -290,19 +298,20 @@ fn write_sv(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
     let heads: Vec<String> = t.cols.iter().map(|c| heading(c, o)).collect();
     cw.write_record(&heads).map_err(io::Error::other)?;
     for r in &t.rows {
-        let fields: Vec<String> = r
+        let fields: Vec<Cow<'_, str>> = r
             .iter()
             .zip(&t.cols)
             .map(|(c, col)| {
                 let s = cell_text(c, col, o).unwrap_or_default();
-                if tsv {
-                    escape_controls(&s).into_owned()
+                if tsv && s.chars().any(char::is_control) {
+                    Cow::Owned(escape_controls(&s).into_owned())
                 } else {
                     s
                 }
             })
             .collect();
-        cw.write_record(&fields).map_err(io::Error::other)?;
+        cw.write_record(fields.iter().map(|f| f.as_bytes()))
+            .map_err(io::Error::other)?;
     }
     cw.flush()
 }

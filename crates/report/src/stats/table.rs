@@ -114,43 +114,66 @@ impl Table {
 }
 
 /// Summary statistics of one group's samples, as nsys's SQL computes them.
+/// The first sample is held inline: most groups of a large export (NVTX
+/// ranges with unique names) have one, and need no allocation.
 #[derive(Clone, Debug, Default)]
 pub struct Agg {
-    samples: Vec<i64>,
+    first: Option<i64>,
+    rest: Vec<i64>,
 }
 
 impl Agg {
     /// Add one sample.
     pub fn add(&mut self, x: i64) {
-        self.samples.push(x);
+        if self.first.is_none() {
+            self.first = Some(x);
+        } else {
+            self.rest.push(x);
+        }
     }
 
     /// Number of samples.
     pub fn count(&self) -> i64 {
-        self.samples.len() as i64
+        i64::from(self.first.is_some()) + self.rest.len() as i64
     }
 
     /// Exact sum (saturated to i64).
     pub fn sum(&self) -> i64 {
-        let s: i128 = self.samples.iter().map(|&x| i128::from(x)).sum();
+        let s: i128 = self
+            .first
+            .iter()
+            .chain(&self.rest)
+            .map(|&x| i128::from(x))
+            .sum();
         s.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 
     /// Finish: sorts the samples.
-    pub fn finish(mut self) -> Summary {
-        self.samples.sort_unstable();
-        let n = self.samples.len();
-        let sum: i128 = self.samples.iter().map(|&x| i128::from(x)).sum();
+    pub fn finish(self) -> Summary {
+        let Agg { first, mut rest } = self;
+        if let Some(f) = first {
+            rest.push(f);
+        }
+        let samples = {
+            rest.sort_unstable();
+            rest
+        };
+        Self::summarize(&samples)
+    }
+
+    /// Statistics of sorted samples.
+    fn summarize(samples: &[i64]) -> Summary {
+        let n = samples.len();
+        let sum: i128 = samples.iter().map(|&x| i128::from(x)).sum();
         if n == 0 {
             return Summary::default();
         }
         let mean = sum as f64 / n as f64;
         let median = if n % 2 == 1 {
-            MedianValue::Int(self.samples[n / 2])
+            MedianValue::Int(samples[n / 2])
         } else {
             MedianValue::Half(
-                (i128::from(self.samples[n / 2 - 1]) + i128::from(self.samples[n / 2])) as f64
-                    / 2.0,
+                (i128::from(samples[n / 2 - 1]) + i128::from(samples[n / 2])) as f64 / 2.0,
             )
         };
         // sample standard deviation (n - 1), 0 for one sample as nsys's
@@ -159,7 +182,7 @@ impl Agg {
             0.0
         } else {
             let ni = n as i128;
-            let sq: Option<i128> = self.samples.iter().try_fold(0i128, |a, &x| {
+            let sq: Option<i128> = samples.iter().try_fold(0i128, |a, &x| {
                 a.checked_add(i128::from(x).checked_mul(i128::from(x))?)
             });
             let num = sq
@@ -169,7 +192,7 @@ impl Agg {
                 Some(num) => num.max(0) as f64 / (ni * (ni - 1)) as f64,
                 None => {
                     let m = mean;
-                    self.samples
+                    samples
                         .iter()
                         .map(|&x| (x as f64 - m) * (x as f64 - m))
                         .sum::<f64>()
@@ -183,8 +206,8 @@ impl Agg {
             total: sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
             mean: Some(mean),
             median: Some(median),
-            min: self.samples.first().copied(),
-            max: self.samples.last().copied(),
+            min: samples.first().copied(),
+            max: samples.last().copied(),
             stddev: Some(stddev),
         }
     }

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use rprof_model::stats_data::{
-    ApiRow, GpuKernel, GpuMemOp, NvtxRow, OsrtRow, RangeStyle, StatsData, UmFault,
+    ApiRow, GpuKernel, GpuMemOp, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables, UmFault,
     strip_api_version,
 };
 
@@ -35,12 +35,13 @@ const EVENT_CLASS_CUDA_BACKTRACE: i64 = 67;
 /// `ENUM_NSYS_EVENT_CLASS`: OS runtime calls.
 const EVENT_CLASS_OSRT: i64 = 27;
 
-/// Read what `rprof stats` needs from any supported profile.
-pub fn load(path: &Path) -> Result<StatsData> {
+/// Read the `want`ed tables of any supported profile (nvprof and Kineto
+/// input: all of them, through the model's readers).
+pub fn load(path: &Path, want: Tables) -> Result<StatsData> {
     if sniff(path)? == FileKind::Sqlite {
         let db = Db::open(path)?;
         if crate::read::detect(&db)? == Source::Nsys {
-            return read_nsys(&db);
+            return read_nsys(&db, want);
         }
     }
     let opts = ReadOptions {
@@ -197,17 +198,29 @@ fn fallback_mem_kind(kind: i64) -> &'static str {
     }
 }
 
-/// Read an nsys export.
-pub fn read_nsys(db: &Db) -> Result<StatsData> {
+/// Read the `want`ed tables of an nsys export.
+pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
     let mut data = StatsData::new(Source::Nsys);
     let strings = FileStrings::load(db, &mut data)?;
-    read_kernels(db, &strings, &mut data)?;
-    read_memops(db, &mut data)?;
-    read_api(db, &strings, &mut data)?;
-    read_nvtx(db, &strings, &mut data)?;
-    read_osrt(db, &strings, &mut data)?;
-    read_um(db, &mut data)?;
-    if db.has_table("TARGET_INFO_GPU") {
+    if want.kernels {
+        read_kernels(db, &strings, &mut data)?;
+    }
+    if want.memops {
+        read_memops(db, &mut data)?;
+    }
+    if want.api {
+        read_api(db, &strings, &mut data)?;
+    }
+    if want.nvtx {
+        read_nvtx(db, &strings, &mut data)?;
+    }
+    if want.osrt {
+        read_osrt(db, &strings, &mut data)?;
+    }
+    if want.um {
+        read_um(db, &mut data)?;
+    }
+    if want.gpus && db.has_table("TARGET_INFO_GPU") {
         let (list, _) = db.select_list("TARGET_INFO_GPU", &["id", "name"], &[])?;
         let mut gpus = Vec::new();
         each_row(
@@ -228,7 +241,7 @@ pub fn read_nsys(db: &Db) -> Result<StatsData> {
             }
         }
     }
-    if db.has_table("ThreadNames") {
+    if want.thread_names && db.has_table("ThreadNames") {
         let (list, _) = db.select_list("ThreadNames", &["globalTid", "priority", "nameId"], &[])?;
         let mut rows = Vec::new();
         each_row(
