@@ -264,8 +264,10 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     t
 }
 
-/// Most ids in a `RangeStack` cell.
-const MAX_STACK: usize = 256;
+/// Most ids in a `RangeStack` cell (real traces nest over 1400 deep), and
+/// in all of them together (a hostile file could nest a million ranges).
+const MAX_STACK: usize = 4096;
+const MAX_STACK_TOTAL: usize = 50_000_000;
 
 /// `nvtx_gpu_proj_sum` and `nvtx_gpu_proj_trace`.
 pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
@@ -420,24 +422,27 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     }
     if trace {
         let mut rows: Vec<(i64, i64, i64, Vec<Cell>)> = Vec::new();
+        let mut stack_budget = MAX_STACK_TOTAL;
         for (i, p) in proj.iter_mut().enumerate() {
             let Some((ps, pe, corr)) = p else { continue };
             corr.sort_unstable();
             corr.dedup();
             let r = &ranges[i];
-            // the ids from the root; past MAX_STACK levels only the innermost
-            // MAX_STACK, after `:...` (a hostile file could nest a million)
+            // the ids from the root; past MAX_STACK levels (or once the total
+            // budget is spent) only the innermost ones, after `:...`
             let mut stack = Vec::new();
             let mut cur = Some(i as u32);
             let mut cut = false;
+            let cap = if stack_budget > 0 { MAX_STACK } else { 1 };
             while let Some(c) = cur {
-                if stack.len() == MAX_STACK {
+                if stack.len() == cap {
                     cut = true;
                     break;
                 }
                 stack.push(ranges[c as usize].id);
                 cur = parent[c as usize];
             }
+            stack_budget = stack_budget.saturating_sub(stack.len());
             let mut text_stack = String::from(if cut { ":..." } else { "" });
             for id in stack.iter().rev() {
                 text_stack.push_str(&format!(":{id}"));
