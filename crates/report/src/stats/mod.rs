@@ -552,14 +552,14 @@ fn sum_cols(count: &'static str) -> Vec<Col> {
 /// nsys sorts by total only (kernel sums: then instances and name) and leaves
 /// ties in SQLite's GROUP BY order, the order of the group key: `tie` is that
 /// order here.
-fn sum_rows<K: std::hash::Hash + Eq>(
+fn sum_rows<K: std::hash::Hash + Eq, T: Ord>(
     groups: FastMap<K, Agg>,
     extra: impl Fn(&K) -> Vec<Cell>,
     by_count: bool,
-    tie: impl Fn(&K, &K) -> std::cmp::Ordering,
+    tie: impl Fn(&K) -> T,
 ) -> Vec<Vec<Cell>> {
     let grand: i128 = groups.values().map(|a| i128::from(a.sum())).sum();
-    let mut rows: Vec<(i64, i64, K, Vec<Cell>)> = groups
+    let mut rows: Vec<(i64, i64, T, Vec<Cell>)> = groups
         .into_iter()
         .map(|(k, a)| {
             let s = a.finish();
@@ -570,13 +570,14 @@ fn sum_rows<K: std::hash::Hash + Eq>(
             ];
             row.extend(s.dur_cells());
             row.extend(extra(&k));
-            (s.total, if by_count { s.count } else { 0 }, k, row)
+            (s.total, if by_count { s.count } else { 0 }, tie(&k), row)
         })
         .collect();
-    rows.sort_by(|a, b| {
+    // the tie keys are distinct (one per group): an unstable sort is exact
+    rows.sort_unstable_by(|a, b| {
         b.0.cmp(&a.0)
             .then(a.1.cmp(&b.1))
-            .then_with(|| tie(&a.2, &b.2))
+            .then_with(|| a.2.cmp(&b.2))
     });
     rows.into_iter().map(|(_, _, _, r)| r).collect()
 }
@@ -680,7 +681,7 @@ fn kern_sum(v: &View<'_>, req: &Request, gb: bool) -> Table {
                 ]
             },
             true,
-            |a, b| a.1.cmp(&b.1).then(a.2.cmp(&b.2)),
+            |k| (v.name(k.0).as_bytes(), k.1, k.2),
         );
         t.rows.sort_by(|a, b| {
             b[1].num()
@@ -701,7 +702,7 @@ fn kern_sum(v: &View<'_>, req: &Request, gb: bool) -> Table {
             groups,
             |n| vec![text(v.name(*n))],
             true,
-            |a, b| v.name(*a).as_bytes().cmp(v.name(*b).as_bytes()),
+            |n| v.name(*n).as_bytes(),
         );
     }
     t
@@ -772,7 +773,7 @@ fn mem_sum(v: &View<'_>, by_size: bool) -> Table {
             groups,
             |n| vec![text(v.name(*n))],
             false,
-            |a, b| v.name(*a).as_bytes().cmp(v.name(*b).as_bytes()),
+            |n| v.name(*n).as_bytes(),
         );
     }
     t
@@ -811,7 +812,7 @@ fn gpu_sum(v: &View<'_>, req: &Request) -> Table {
             ]
         },
         false,
-        |a, b| v.name(*a).as_bytes().cmp(v.name(*b).as_bytes()),
+        |n| v.name(*n).as_bytes(),
     );
     t
 }
@@ -946,7 +947,7 @@ fn api_sum(v: &View<'_>) -> Table {
         groups,
         |raw| vec![text(v.name(printed.get(raw).copied().unwrap_or(*raw)))],
         false,
-        |a, b| a.cmp(b),
+        |n| *n,
     );
     t
 }
@@ -1202,7 +1203,7 @@ fn osrt_sum(v: &View<'_>) -> Table {
             .add(dur(o.start_ns, o.end_ns));
     }
     // ties in the file's string-id order (nsys groups by nameId)
-    t.rows = sum_rows(groups, |n| vec![text(v.name(*n))], false, |a, b| a.cmp(b));
+    t.rows = sum_rows(groups, |n| vec![text(v.name(*n))], false, |n| *n);
     t
 }
 

@@ -50,12 +50,7 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
             c
         },
         false,
-        |a, b| {
-            v.name(a.0)
-                .as_bytes()
-                .cmp(v.name(b.0).as_bytes())
-                .then(a.1.cmp(&b.1))
-        },
+        |k| (v.name(k.0).as_bytes(), k.1),
     );
     t
 }
