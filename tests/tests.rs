@@ -18,5 +18,6 @@ mod parse;
 mod prof;
 mod records;
 mod report;
+mod stats;
 mod stock;
 mod summary;

@@ -53,6 +53,7 @@ pub enum Command {
     Completions(super::cmd::shell::CompletionsArgs),
     /// Print the manual page (roff) of rprof and its subcommands.
     Man(super::cmd::shell::ManArgs),
+    Stats(super::cmd::stats::StatsArgs),
 }
 
 /// Record line format.

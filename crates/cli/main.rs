@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         args::Command::Launch(a) => cmd::launch::run(&a),
         args::Command::Completions(a) => cmd::shell::completions(&a),
         args::Command::Man(a) => cmd::shell::man(&a),
+        args::Command::Stats(a) => cmd::stats::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,6 +12,7 @@ pub mod parse;
 pub mod prof;
 pub mod report;
 pub mod shell;
+pub mod stats;
 pub mod steps;
 pub mod summary;
 

@@ -30,6 +30,7 @@ pub mod mempool;
 pub mod pylit;
 pub mod record;
 pub mod stats;
+pub mod stats_data;
 pub mod stock;
 pub mod strings;
 pub mod trace;

@@ -52,6 +52,7 @@ pub mod printer;
 pub mod records;
 pub mod row;
 pub mod select;
+pub mod stats;
 pub mod steps;
 pub mod summary;
 pub mod text;

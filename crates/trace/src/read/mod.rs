@@ -10,6 +10,7 @@ pub mod kineto;
 pub(crate) mod nsys;
 mod nvprof;
 pub(crate) mod sql;
+pub mod stats_sql;
 
 use std::io::Read;
 use std::path::Path;

@@ -1,0 +1,257 @@
+//! `rprof stats`: nsys stats' reports, from the same export, without nsys.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use clap::{Args, ValueEnum};
+use rprof_report::stats::render::{self, Format, MemUnit, Options, TimeUnit};
+use rprof_report::stats::{self, REPORTS, Request, View, Window};
+
+use crate::out::{self, UsageError};
+
+/// nsys stats' reports (cuda_gpu_kern_sum, nvtx_sum, ...), without nsys.
+///
+/// Same report names, columns, headings, row order and arithmetic as `nsys
+/// stats` (2023.4 and later): counts, totals, min and max to the ns; avg,
+/// median (middle value, or mean of the middle two) and std dev (sample,
+/// divisor n-1; 0 for one instance) rounded to one decimal as nsys does;
+/// Time (%) is the row's share of the report's total. Two nsys results are
+/// corrected: nvtx_kern_sum counts each kernel once per group (nsys once
+/// per enclosing range of the same name), and CUDA backtrace duplicate API
+/// rows count once (nsys twice). Reads nsys SQLite exports; nvprof
+/// databases and PyTorch-profiler traces give the reports their data
+/// supports (see docs/stats.md).
+#[derive(Args, Debug)]
+#[command(after_help = REPORT_HELP.as_str())]
+pub struct StatsArgs {
+    /// Reports to run, as NAME[:ARG...], comma-separated or repeated
+    /// (default: nvtx_sum, osrt_sum, cuda_api_sum, cuda_gpu_kern_sum,
+    /// cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, um_sum).
+    #[arg(short, long, value_name = "NAME[:ARG]", value_delimiter = ',')]
+    pub report: Vec<String>,
+
+    /// Output format.
+    #[arg(short, long, value_enum, value_name = "FMT", default_value_t = FormatArg::Column)]
+    pub format: FormatArg,
+
+    /// Shorthand for --format csv.
+    #[arg(long, conflicts_with_all = ["json", "format"])]
+    pub csv: bool,
+
+    /// Shorthand for --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Write to FILE (`-`: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Unit of time columns: ns, us, ms or s (nsys's nsec, usec, msec, sec
+    /// also work).
+    #[arg(long, value_name = "UNIT", default_value = "ns", value_parser = parse_timeunit)]
+    pub timeunit: TimeUnit,
+
+    /// Unit of byte columns: B, KB, MB (nsys's default) or GB (powers of 10).
+    #[arg(long, value_name = "UNIT", default_value = "MB", value_parser = parse_memunit)]
+    pub memunit: MemUnit,
+
+    /// Only rows that overlap the N-th (0-based, by start; default 0)
+    /// instance of this NVTX range, on its thread (push/pop) or process
+    /// (start/end; GPU rows by process). The domain is required for ranges
+    /// in a named domain.
+    #[arg(
+        long,
+        value_name = "RANGE[@DOMAIN][/N]",
+        conflicts_with = "filter_time"
+    )]
+    pub filter_nvtx: Option<String>,
+
+    /// Only rows that overlap [START, END): times in ns, or with units
+    /// (1s2ms, 1.5e3us); either side may be empty.
+    #[arg(long, value_name = "START/END")]
+    pub filter_time: Option<String>,
+
+    /// No notes on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// An nsys SQLite export, an nvprof database or a PyTorch-profiler trace.
+    pub file: PathBuf,
+}
+
+/// `--format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// nsys's console columns.
+    Column,
+    /// A boxed table.
+    Table,
+    /// Comma-separated values (reports separated by a blank line).
+    Csv,
+    /// Tab-separated values (reports separated by a blank line).
+    Tsv,
+    /// JSON: one report, an array of row objects; several, an object of
+    /// such arrays keyed by report.
+    Json,
+}
+
+fn parse_timeunit(s: &str) -> Result<TimeUnit, String> {
+    TimeUnit::parse(s).ok_or_else(|| format!("'{s}': expected ns, us, ms or s"))
+}
+
+fn parse_memunit(s: &str) -> Result<MemUnit, String> {
+    MemUnit::parse(s).ok_or_else(|| format!("'{s}': expected B, KB, MB or GB"))
+}
+
+static REPORT_HELP: LazyLock<String> = LazyLock::new(|| {
+    let mut s = String::from("Reports (nsys's names; see docs/stats.md):\n");
+    for r in REPORTS {
+        s.push_str(&format!("  {}{} -- {}\n", r.name, r.args, r.title));
+        let mut line = String::from("     ");
+        for word in r.help.split_whitespace() {
+            if line.len() + word.len() + 1 > 78 {
+                s.push_str(line.trim_end());
+                s.push('\n');
+                line = String::from("     ");
+            }
+            line.push(' ');
+            line.push_str(word);
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s.push_str(
+        "\nExamples:\n  rprof stats net.sqlite\n  rprof stats net.sqlite --report nvtx_sum,cuda_api_sum\n  \
+         rprof stats net.sqlite -r cuda_gpu_kern_sum:base --format csv -o kern.csv\n  \
+         rprof stats net.sqlite -r nvtx_kern_sum --filter-nvtx 'step@train/3' --timeunit us\n",
+    );
+    s
+});
+
+pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
+    let format = if args.csv {
+        Format::Csv
+    } else if args.json {
+        Format::Json
+    } else {
+        match args.format {
+            FormatArg::Column => Format::Column,
+            FormatArg::Table => Format::Table,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Tsv => Format::Tsv,
+            FormatArg::Json => Format::Json,
+        }
+    };
+    let specs: Vec<String> = if args.report.is_empty() {
+        stats::DEFAULT_REPORTS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+    } else {
+        args.report
+            .iter()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let requests = specs
+        .iter()
+        .map(|s| Request::parse(s).map_err(|e| UsageError(format!("--report: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let time_window = match args.filter_time.as_deref() {
+        Some(s) => {
+            let (a, b) = stats::parse_filter_time(s).map_err(UsageError)?;
+            Some(Window {
+                start_ns: a.unwrap_or(i64::MIN),
+                end_ns: b.unwrap_or(i64::MAX),
+                thread: None,
+            })
+        }
+        None => None,
+    };
+
+    let mut want = requests
+        .iter()
+        .fold(Default::default(), |t: stats::Tables, r| {
+            t.or(stats::tables_for(r.name))
+        });
+    if args.filter_nvtx.is_some() {
+        want.nvtx = true;
+    }
+    let data = rprof_trace::read::stats_sql::load(&args.file, want)?;
+    let window = match args.filter_nvtx.as_deref() {
+        Some(spec) => Some(
+            stats::find_nvtx_window(&data, spec)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?,
+        ),
+        None => time_window,
+    };
+    let mut err = std::io::stderr().lock();
+    if !args.quiet {
+        for n in &data.notes {
+            writeln!(err, "rprof stats: note: {}", render::escape_controls(n))?;
+        }
+        for (why, n) in &data.dropped {
+            writeln!(err, "rprof stats: skipped {n} {why}")?;
+        }
+    }
+    let view = View::new(&data, window.as_ref());
+    let opts = Options {
+        format,
+        time: args.timeunit,
+        mem: args.memunit,
+    };
+    let mut w = out::writer(args.output.as_deref())?;
+    let mut json = serde_json::Map::new();
+    let many = requests.len() > 1;
+    for (i, req) in requests.iter().enumerate() {
+        let mut table = stats::run(&view, req);
+        if table.skipped.is_none()
+            && let Some(why) = stats::applies(&data, req.name)
+        {
+            table.notes.push(why);
+        }
+        if !args.quiet {
+            if let Some(why) = &table.skipped
+                && !matches!(format, Format::Column | Format::Table)
+            {
+                writeln!(err, "rprof stats: {}: skipped: {why}", req.spec)?;
+            }
+            for n in &table.notes {
+                writeln!(
+                    err,
+                    "rprof stats: {}: {}",
+                    req.spec,
+                    render::escape_controls(n)
+                )?;
+            }
+        }
+        match format {
+            Format::Json if many => {
+                json.insert(req.spec.clone(), render::json_rows(&table, &opts));
+            }
+            Format::Csv | Format::Tsv => {
+                if table.skipped.is_some() {
+                    continue;
+                }
+                if i > 0 {
+                    writeln!(w)?;
+                }
+                render::write(&mut w, &table, &opts)?;
+            }
+            _ => render::write(&mut w, &table, &opts)?,
+        }
+        // millions of rows on a large export: the OS frees them at exit
+        // faster than dropping them one by one (as `rprof prof` does)
+        std::mem::forget(table);
+    }
+    if format == Format::Json && many {
+        serde_json::to_writer_pretty(&mut w, &serde_json::Value::Object(json))?;
+        writeln!(w)?;
+    }
+    w.flush()?;
+    std::mem::forget(view);
+    std::mem::forget(data);
+    Ok(())
+}

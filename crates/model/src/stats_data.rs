@@ -1,0 +1,381 @@
+//! The rows `rprof stats` summarises: GPU kernels, memory operations, CUDA
+//! API calls, NVTX ranges, OS runtime calls and unified-memory events, each
+//! with the columns the nsys-stats reports need (kernel short and mangled
+//! names, NVTX range style, the file's own enum labels, thread names).
+//!
+//! The trace model ([`crate::trace::Trace`]) keeps what rprof's other views
+//! need; the nsys-stats reports need a few columns it does not carry (NVTX
+//! push/pop vs start/end, `endGlobalTid`, `shortName`, the export's enum
+//! labels, OS runtime and unified-memory tables), so they have this table
+//! set of their own, filled from an nsys export directly or converted from a
+//! [`Trace`](crate::trace::Trace) for nvprof and Kineto input.
+
+use crate::FastMap;
+use crate::trace::Source;
+
+/// Handle of an interned string in [`Names`].
+pub type NameId = u32;
+
+/// A string interner: each distinct text stored once.
+#[derive(Debug, Default)]
+pub struct Names {
+    texts: Vec<Box<str>>,
+    index: FastMap<Box<str>, NameId>,
+}
+
+impl Names {
+    /// The id of `s`, interning it on first use.
+    pub fn intern(&mut self, s: &str) -> NameId {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = self.texts.len() as NameId;
+        self.texts.push(s.into());
+        self.index.insert(s.into(), id);
+        id
+    }
+
+    /// The text of `id` (empty for an unknown id).
+    pub fn get(&self, id: NameId) -> &str {
+        self.texts.get(id as usize).map_or("", |s| s)
+    }
+
+    /// Number of distinct strings.
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// True when nothing is interned.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+}
+
+/// One GPU kernel execution.
+#[derive(Clone, Debug)]
+pub struct GpuKernel {
+    /// Row position in the file's kernel table (a stable id).
+    pub row: u64,
+    /// GPU start, ns.
+    pub start_ns: i64,
+    /// GPU end, ns.
+    pub end_ns: i64,
+    /// Device id.
+    pub device: i64,
+    /// CUDA context id.
+    pub context: Option<i64>,
+    /// Green context id (nsys ≥ 2023.4).
+    pub green_context: Option<i64>,
+    /// Stream id.
+    pub stream: i64,
+    /// Correlation id.
+    pub correlation: i64,
+    /// Process id (nsys: `globalPid >> 24 & 0xFFFFFF`), when known.
+    pub pid: Option<u64>,
+    /// The name nsys prints by default (`demangledName`).
+    pub name: NameId,
+    /// `shortName` (the base name), when the file has one.
+    pub short: Option<NameId>,
+    /// `mangledName`, when the file has one.
+    pub mangled: Option<NameId>,
+    /// Grid X, Y, Z.
+    pub grid: [i64; 3],
+    /// Block X, Y, Z.
+    pub block: [i64; 3],
+    /// Registers per thread.
+    pub registers: Option<i64>,
+    /// Static shared memory, bytes.
+    pub static_smem: Option<i64>,
+    /// Dynamic shared memory, bytes.
+    pub dynamic_smem: Option<i64>,
+}
+
+/// One memory copy or memset on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuMemOp {
+    /// GPU start, ns.
+    pub start_ns: i64,
+    /// GPU end, ns.
+    pub end_ns: i64,
+    /// True for a memset.
+    pub is_set: bool,
+    /// The operation as nsys names it: `[CUDA memcpy Host-to-Device]`,
+    /// `[CUDA memset]` (the label from the file's own enum table).
+    pub name: NameId,
+    /// Bytes copied or set.
+    pub bytes: Option<i64>,
+    /// Source memory kind label (memset: the memory set).
+    pub src_kind: Option<NameId>,
+    /// Destination memory kind label.
+    pub dst_kind: Option<NameId>,
+    /// `copyKind` number (11 and 12 are unified-memory migrations).
+    pub copy_kind: Option<i64>,
+    /// Unified-memory virtual address, when recorded.
+    pub virtual_address: Option<i64>,
+    /// Device id.
+    pub device: i64,
+    /// Context id.
+    pub context: Option<i64>,
+    /// Green context id.
+    pub green_context: Option<i64>,
+    /// Stream id.
+    pub stream: i64,
+    /// Correlation id.
+    pub correlation: i64,
+    /// Process id, when known.
+    pub pid: Option<u64>,
+}
+
+/// One CUDA runtime or driver API call.
+#[derive(Clone, Debug)]
+pub struct ApiRow {
+    /// CPU start, ns.
+    pub start_ns: i64,
+    /// CPU end, ns.
+    pub end_ns: i64,
+    /// Name as stored (`cudaLaunchKernel_v7000`).
+    pub raw_name: NameId,
+    /// Name as nsys prints it (the `_vNNNN` suffix dropped).
+    pub name: NameId,
+    /// Process id.
+    pub pid: u64,
+    /// Thread id.
+    pub tid: u64,
+    /// Correlation id.
+    pub correlation: i64,
+    /// Return value, when recorded.
+    pub result: Option<i64>,
+}
+
+/// How an NVTX range was opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RangeStyle {
+    /// `nvtxRangePush` / `nvtxRangePop` (one thread, nested).
+    PushPop,
+    /// `nvtxRangeStart` / `nvtxRangeEnd` (may end on another thread).
+    StartEnd,
+}
+
+impl RangeStyle {
+    /// `PushPop` or `StartEnd`, as nsys prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RangeStyle::PushPop => "PushPop",
+            RangeStyle::StartEnd => "StartEnd",
+        }
+    }
+}
+
+/// One NVTX range.
+#[derive(Clone, Debug)]
+pub struct NvtxRow {
+    /// Row id in the file (nsys `rowid`), the range's id in trace reports.
+    pub id: i64,
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End, ns; `None` for a range still open when the capture stopped.
+    pub end_ns: Option<i64>,
+    /// Name as nsys prints it: `DOMAIN:text` for ranges in a named domain.
+    pub name: NameId,
+    /// Push/pop or start/end.
+    pub style: RangeStyle,
+    /// Process id.
+    pub pid: u64,
+    /// Thread id (the thread that pushed or started it).
+    pub tid: u64,
+    /// True for a start/end range that ended on another thread.
+    pub ends_elsewhere: bool,
+    /// The range's own text and domain name (for `--filter-nvtx`, which
+    /// writes `TEXT@DOMAIN`).
+    pub text: NameId,
+    /// Domain name, when the range is in a named domain.
+    pub domain: Option<NameId>,
+}
+
+/// One OS runtime call (nsys `OSRT_API`).
+#[derive(Clone, Debug)]
+pub struct OsrtRow {
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End, ns.
+    pub end_ns: i64,
+    /// Function name.
+    pub name: NameId,
+    /// Process id.
+    pub pid: u64,
+    /// Thread id.
+    pub tid: u64,
+}
+
+/// A unified-memory page-fault row (`CUDA_UM_CPU_PAGE_FAULT_EVENTS`,
+/// `CUDA_UM_GPU_PAGE_FAULT_EVENTS`).
+#[derive(Clone, Debug)]
+pub struct UmFault {
+    /// Time (CPU faults: `start`; GPU faults: `start`), ns.
+    pub start_ns: i64,
+    /// End, ns (GPU faults), else the start.
+    pub end_ns: i64,
+    /// Faulting virtual address.
+    pub address: i64,
+    /// Faults in this row (CPU rows: 1; GPU rows: `numberOfPageFaults`).
+    pub faults: i64,
+    /// True for a GPU page-fault row.
+    pub gpu: bool,
+    /// Process id, when known.
+    pub pid: Option<u64>,
+}
+
+/// Which tables a set of reports needs (reading only those is most of the
+/// time a report takes on a large export).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tables {
+    /// Kernels.
+    pub kernels: bool,
+    /// Copies and sets.
+    pub memops: bool,
+    /// CUDA API calls.
+    pub api: bool,
+    /// NVTX ranges.
+    pub nvtx: bool,
+    /// OS runtime calls.
+    pub osrt: bool,
+    /// Unified-memory page faults.
+    pub um: bool,
+    /// Thread names.
+    pub thread_names: bool,
+    /// GPU names.
+    pub gpus: bool,
+}
+
+impl Tables {
+    /// Every table.
+    pub fn all() -> Tables {
+        Tables {
+            kernels: true,
+            memops: true,
+            api: true,
+            nvtx: true,
+            osrt: true,
+            um: true,
+            thread_names: true,
+            gpus: true,
+        }
+    }
+
+    /// The union of two sets.
+    pub fn or(self, o: Tables) -> Tables {
+        Tables {
+            kernels: self.kernels || o.kernels,
+            memops: self.memops || o.memops,
+            api: self.api || o.api,
+            nvtx: self.nvtx || o.nvtx,
+            osrt: self.osrt || o.osrt,
+            um: self.um || o.um,
+            thread_names: self.thread_names || o.thread_names,
+            gpus: self.gpus || o.gpus,
+        }
+    }
+}
+
+/// Everything `rprof stats` reads from one file.
+#[derive(Debug)]
+pub struct StatsData {
+    /// Which profiler wrote the file.
+    pub source: Source,
+    /// Interned names.
+    pub names: Names,
+    /// Kernels, in file order (`None`: the file has no kernel table).
+    pub kernels: Option<Vec<GpuKernel>>,
+    /// Memory copies and sets (`None`: no such tables).
+    pub memops: Option<Vec<GpuMemOp>>,
+    /// CUDA API calls (`None`: no API table).
+    pub api: Option<Vec<ApiRow>>,
+    /// NVTX ranges (`None`: no NVTX table).
+    pub nvtx: Option<Vec<NvtxRow>>,
+    /// OS runtime calls (`None`: not traced).
+    pub osrt: Option<Vec<OsrtRow>>,
+    /// Unified-memory page faults (`None`: not traced).
+    pub um_faults: Option<Vec<UmFault>>,
+    /// GPU names by device id (nsys `TARGET_INFO_GPU`).
+    pub gpu_names: Vec<(i64, NameId)>,
+    /// Thread names and priorities by (pid, tid).
+    pub thread_names: FastMap<(u64, u64), (Option<i64>, Option<NameId>)>,
+    /// Largest timestamp (start or end) of the whole NVTX table: the end
+    /// nsys's `nvtx_*_sum` reports give ranges that never closed.
+    pub nvtx_max_ns: Option<i64>,
+    /// Largest timestamp (start or end) of the NVTX ranges alone: the end
+    /// nsys's kernel and GPU-projection reports give ranges that never closed.
+    pub nvtx_range_max_ns: Option<i64>,
+    /// What was dropped or substituted while reading, one line each.
+    pub notes: Vec<String>,
+    /// Rows dropped while reading, with the reason, for stderr.
+    pub dropped: Vec<(String, u64)>,
+}
+
+impl StatsData {
+    /// An empty set for a file of `source`.
+    pub fn new(source: Source) -> StatsData {
+        StatsData {
+            source,
+            names: Names::default(),
+            kernels: None,
+            memops: None,
+            api: None,
+            nvtx: None,
+            osrt: None,
+            um_faults: None,
+            gpu_names: Vec::new(),
+            thread_names: FastMap::default(),
+            nvtx_max_ns: None,
+            nvtx_range_max_ns: None,
+            notes: Vec::new(),
+            dropped: Vec::new(),
+        }
+    }
+
+    /// Count `n` rows dropped for `reason`.
+    pub fn drop_rows(&mut self, reason: impl Into<String>, n: u64) {
+        if n > 0 {
+            self.dropped.push((reason.into(), n));
+        }
+    }
+}
+
+/// Strip nsys's API version suffix the way its reports do: when the 6th and
+/// 5th characters from the end are `_v`, drop the last 6 characters
+/// (`cudaLaunchKernel_v7000` → `cudaLaunchKernel`).
+pub fn strip_api_version(name: &str) -> &str {
+    let b = name.as_bytes();
+    if b.len() >= 6 && &b[b.len() - 6..b.len() - 4] == b"_v" && name.is_char_boundary(b.len() - 6) {
+        &name[..b.len() - 6]
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_like_nsys() {
+        assert_eq!(
+            strip_api_version("cudaLaunchKernel_v7000"),
+            "cudaLaunchKernel"
+        );
+        assert_eq!(strip_api_version("cuMemcpy_v2"), "cuMemcpy_v2");
+        assert_eq!(strip_api_version("cudaFree"), "cudaFree");
+        assert_eq!(strip_api_version("_v1234"), "");
+    }
+
+    #[test]
+    fn interns_once() {
+        let mut n = Names::default();
+        let a = n.intern("x");
+        let b = n.intern("y");
+        assert_eq!(n.intern("x"), a);
+        assert_ne!(a, b);
+        assert_eq!(n.get(b), "y");
+        assert_eq!(n.len(), 2);
+    }
+}

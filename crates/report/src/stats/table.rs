@@ -1,0 +1,325 @@
+//! A computed report: headings with their units, and typed cells.
+
+/// What a column's numbers are, which decides its heading suffix and how
+/// `--timeunit` / `--memunit` convert it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Plain value (counts, ids, names).
+    None,
+    /// Percentage (`Time (%)`).
+    Percent,
+    /// A duration, ns.
+    Duration,
+    /// A timestamp, ns.
+    Timestamp,
+    /// Bytes.
+    Bytes,
+    /// Bytes per second.
+    Throughput,
+}
+
+/// One column.
+#[derive(Clone, Debug)]
+pub struct Col {
+    /// Heading without the unit (`Total Time`).
+    pub head: &'static str,
+    /// Unit of the values.
+    pub unit: Unit,
+}
+
+/// Shorthand for a column.
+pub const fn col(head: &'static str, unit: Unit) -> Col {
+    Col { head, unit }
+}
+
+/// One value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// No value (SQL NULL): empty in text output, `null` in JSON.
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A value nsys rounds to one decimal (averages, medians, std devs,
+    /// percentages): already rounded.
+    Round1(f64),
+    /// A value nsys prints unrounded (byte averages).
+    Float(f64),
+    /// Text.
+    Text(String),
+}
+
+impl Cell {
+    /// `Int` or `Null`.
+    pub fn opt(v: Option<i64>) -> Cell {
+        v.map_or(Cell::Null, Cell::Int)
+    }
+
+    /// Rounded to one decimal as SQLite's `round(x, 1)` (half away from
+    /// zero), or `Null`.
+    pub fn r1(v: Option<f64>) -> Cell {
+        v.map_or(Cell::Null, |x| Cell::Round1(round1(x)))
+    }
+
+    /// A numeric value for sorting (`Null` lowest).
+    pub fn num(&self) -> f64 {
+        match self {
+            Cell::Int(i) => *i as f64,
+            Cell::Round1(f) | Cell::Float(f) => *f,
+            Cell::Null | Cell::Text(_) => f64::NEG_INFINITY,
+        }
+    }
+}
+
+/// `round(x, 1)` as SQLite computes it: half away from zero.
+pub fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// A finished report.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// nsys's report name (`cuda_gpu_kern_sum`), with its argument if any
+    /// (`cuda_gpu_kern_sum:base`).
+    pub report: String,
+    /// nsys's display name (`CUDA GPU Kernel Summary`).
+    pub title: &'static str,
+    /// Columns.
+    pub cols: Vec<Col>,
+    /// Rows.
+    pub rows: Vec<Vec<Cell>>,
+    /// Why the report has no rows, when the input cannot answer it.
+    pub skipped: Option<String>,
+    /// What the numbers are (differences from nsys, substitutions).
+    pub notes: Vec<String>,
+}
+
+impl Table {
+    /// An empty table for `report`.
+    pub fn new(report: impl Into<String>, title: &'static str, cols: Vec<Col>) -> Table {
+        Table {
+            report: report.into(),
+            title,
+            cols,
+            rows: Vec::new(),
+            skipped: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The same table, marked as not applicable.
+    pub fn skip(mut self, why: impl Into<String>) -> Table {
+        self.skipped = Some(why.into());
+        self
+    }
+}
+
+/// Summary statistics of one group's samples, as nsys's SQL computes them.
+/// The first sample is held inline: most groups of a large export (NVTX
+/// ranges with unique names) have one, and need no allocation.
+#[derive(Clone, Debug, Default)]
+pub struct Agg {
+    first: Option<i64>,
+    rest: Vec<i64>,
+}
+
+impl Agg {
+    /// Add one sample.
+    pub fn add(&mut self, x: i64) {
+        if self.first.is_none() {
+            self.first = Some(x);
+        } else {
+            self.rest.push(x);
+        }
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> i64 {
+        i64::from(self.first.is_some()) + self.rest.len() as i64
+    }
+
+    /// Exact sum (saturated to i64).
+    pub fn sum(&self) -> i64 {
+        let s: i128 = self
+            .first
+            .iter()
+            .chain(&self.rest)
+            .map(|&x| i128::from(x))
+            .sum();
+        s.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
+    /// Finish: sorts the samples.
+    pub fn finish(self) -> Summary {
+        let Agg { first, mut rest } = self;
+        if let Some(f) = first {
+            rest.push(f);
+        }
+        let samples = {
+            rest.sort_unstable();
+            rest
+        };
+        Self::summarize(&samples)
+    }
+
+    /// Statistics of sorted samples.
+    fn summarize(samples: &[i64]) -> Summary {
+        let n = samples.len();
+        let sum: i128 = samples.iter().map(|&x| i128::from(x)).sum();
+        if n == 0 {
+            return Summary::default();
+        }
+        let mean = sum as f64 / n as f64;
+        let median = if n % 2 == 1 {
+            MedianValue::Int(samples[n / 2])
+        } else {
+            MedianValue::Half(
+                (i128::from(samples[n / 2 - 1]) + i128::from(samples[n / 2])) as f64 / 2.0,
+            )
+        };
+        // sample standard deviation (n - 1), 0 for one sample as nsys's
+        // stdev() returns; exact numerator in i128 where it fits
+        let stddev = if n < 2 {
+            0.0
+        } else {
+            let ni = n as i128;
+            let sq: Option<i128> = samples.iter().try_fold(0i128, |a, &x| {
+                a.checked_add(i128::from(x).checked_mul(i128::from(x))?)
+            });
+            let num = sq
+                .and_then(|sq| ni.checked_mul(sq))
+                .and_then(|a| a.checked_sub(sum.checked_mul(sum)?));
+            let var = match num {
+                Some(num) => num.max(0) as f64 / (ni * (ni - 1)) as f64,
+                None => {
+                    let m = mean;
+                    samples
+                        .iter()
+                        .map(|&x| (x as f64 - m) * (x as f64 - m))
+                        .sum::<f64>()
+                        / (n - 1) as f64
+                }
+            };
+            var.sqrt()
+        };
+        Summary {
+            count: n as i64,
+            total: sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+            mean: Some(mean),
+            median: Some(median),
+            min: samples.first().copied(),
+            max: samples.last().copied(),
+            stddev: Some(stddev),
+        }
+    }
+}
+
+/// A median: a sample (odd count) or the mean of the middle two.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MedianValue {
+    /// The middle sample.
+    Int(i64),
+    /// The mean of the two middle samples.
+    Half(f64),
+}
+
+impl MedianValue {
+    /// As a float.
+    pub fn value(self) -> f64 {
+        match self {
+            MedianValue::Int(i) => i as f64,
+            MedianValue::Half(f) => f,
+        }
+    }
+}
+
+/// What [`Agg::finish`] computes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Summary {
+    /// Samples.
+    pub count: i64,
+    /// Sum.
+    pub total: i64,
+    /// Mean.
+    pub mean: Option<f64>,
+    /// Median.
+    pub median: Option<MedianValue>,
+    /// Smallest.
+    pub min: Option<i64>,
+    /// Largest.
+    pub max: Option<i64>,
+    /// Sample standard deviation (0 for one sample).
+    pub stddev: Option<f64>,
+}
+
+impl Summary {
+    /// Avg, Med, Min, Max, StdDev cells as nsys's duration columns print
+    /// them (one decimal for avg, median and std dev).
+    pub fn dur_cells(&self) -> [Cell; 5] {
+        [
+            Cell::r1(self.mean),
+            Cell::r1(self.median.map(MedianValue::value)),
+            Cell::opt(self.min),
+            Cell::opt(self.max),
+            Cell::r1(self.stddev),
+        ]
+    }
+
+    /// Avg, Med, Min, Max, StdDev cells as nsys's byte columns print them
+    /// (unrounded).
+    pub fn mem_cells(&self) -> [Cell; 5] {
+        [
+            self.mean.map_or(Cell::Null, Cell::Float),
+            match self.median {
+                Some(MedianValue::Int(i)) => Cell::Int(i),
+                Some(MedianValue::Half(f)) => Cell::Float(f),
+                None => Cell::Null,
+            },
+            Cell::opt(self.min),
+            Cell::opt(self.max),
+            self.stddev.map_or(Cell::Null, Cell::Float),
+        ]
+    }
+}
+
+/// `round(part * 100.0 / whole, 1)`; `Null` when `whole` is 0.
+pub fn percent(part: i64, whole: i128) -> Cell {
+    if whole == 0 {
+        Cell::Null
+    } else {
+        Cell::Round1(round1(part as f64 * 100.0 / whole as f64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nsys_median_and_stddev() {
+        let mut a = Agg::default();
+        for x in [2002921, 2004041, 2005033] {
+            a.add(x);
+        }
+        let s = a.finish();
+        assert_eq!(s.median, Some(MedianValue::Int(2004041)));
+        // nsys prints 1056.6 for these three
+        assert_eq!(round1(s.stddev.unwrap_or(0.0)), 1056.6);
+        assert_eq!(round1(s.mean.unwrap_or(0.0)), 2003998.3);
+        let mut b = Agg::default();
+        b.add(5);
+        let s = b.finish();
+        assert_eq!(s.stddev, Some(0.0));
+        let mut c = Agg::default();
+        for x in [1, 2, 4, 9] {
+            c.add(x);
+        }
+        assert_eq!(c.finish().median, Some(MedianValue::Half(3.0)));
+    }
+
+    #[test]
+    fn rounds_half_away_from_zero() {
+        assert_eq!(round1(12.25), 12.3);
+        assert_eq!(round1(-12.25), -12.3);
+        assert_eq!(round1(0.04), 0.0);
+    }
+}

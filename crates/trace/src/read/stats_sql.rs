@@ -1,0 +1,1009 @@
+//! The rows of `rprof stats`, read straight from an export.
+//!
+//! Why a reader of its own rather than the trace model: nsys's stats reports
+//! group and label by columns the model does not keep (NVTX `eventType`,
+//! i.e. push/pop vs start/end, and `endGlobalTid`; kernel `shortName`; the
+//! export's own `ENUM_CUDA_MEMCPY_OPER` / `ENUM_CUDA_MEM_KIND` labels; API
+//! `returnValue`; `ThreadNames`; `TARGET_INFO_GPU`; `OSRT_API`; unified-memory
+//! page faults). Adding them to the model would grow every reader and every
+//! view for one command, so nsys exports are read here with a handful of
+//! plain queries, each column by name (absent columns read as NULL).
+//! nvprof databases and Kineto traces go through the model's readers and are
+//! converted ([`from_trace`]).
+
+use std::path::Path;
+
+use rprof_model::stats_data::{
+    ApiRow, GpuKernel, GpuMemOp, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables, UmFault,
+    strip_api_version,
+};
+
+use crate::error::Result;
+use crate::model::{MemKind, MemoryKind, RangeKind, Source, Trace};
+use crate::read::sql::Db;
+use crate::read::{FileKind, ReadOptions, sniff};
+use crate::{FastMap, FastSet};
+
+/// nsys `eventType` values of NVTX ranges and domain creation.
+const NVTX_PUSHPOP: i64 = 59;
+const NVTX_STARTEND: i64 = 60;
+const NVTXT_PUSHPOP: i64 = 70;
+const NVTXT_STARTEND: i64 = 71;
+const NVTX_DOMAIN_CREATE: i64 = 75;
+/// `ENUM_NSYS_EVENT_CLASS`: CUDA backtrace rows duplicate an API call.
+const EVENT_CLASS_CUDA_BACKTRACE: i64 = 67;
+/// `ENUM_NSYS_EVENT_CLASS`: OS runtime calls.
+const EVENT_CLASS_OSRT: i64 = 27;
+
+/// Read the `want`ed tables of any supported profile (nvprof and Kineto
+/// input: all of them, through the model's readers).
+pub fn load(path: &Path, want: Tables) -> Result<StatsData> {
+    if sniff(path)? == FileKind::Sqlite {
+        let db = Db::open(path)?;
+        if crate::read::detect(&db)? == Source::Nsys {
+            return read_nsys(&db, want);
+        }
+    }
+    let opts = ReadOptions {
+        memops: true,
+        api_calls: true,
+        all_ranges: true,
+        ..ReadOptions::default()
+    };
+    let trace = crate::read::read(path, opts)?;
+    Ok(from_trace(&trace))
+}
+
+fn int_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+    crate::read::nsys::int_at(r, i)
+}
+
+fn text_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(x) => Some(x.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Null | ValueRef::Blob(_) => None,
+    })
+}
+
+/// Run `sql` and hand each row to `f`.
+fn each_row(
+    db: &Db,
+    what: &str,
+    sql: &str,
+    mut f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+) -> Result<()> {
+    let mut run = || -> rusqlite::Result<()> {
+        let mut st = db.conn.prepare(sql)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            f(r)?;
+        }
+        Ok(())
+    };
+    run().map_err(|e| db.err(format!("reading {what}"), e))
+}
+
+/// `StringIds` mapped into the data's own interner, by file id.
+struct FileStrings {
+    dense: Vec<u32>,
+    sparse: FastMap<i64, u32>,
+}
+
+impl FileStrings {
+    fn load(db: &Db, data: &mut StatsData) -> Result<FileStrings> {
+        let mut fs = FileStrings {
+            dense: Vec::new(),
+            sparse: FastMap::default(),
+        };
+        if !db.has_table("StringIds") {
+            return Ok(fs);
+        }
+        each_row(
+            db,
+            "table StringIds",
+            "SELECT id, value FROM StringIds",
+            |r| {
+                if let (Some(id), Some(v)) = (int_at(r, 0)?, text_at(r, 1)?) {
+                    let n = data.names.intern(&v);
+                    if (0..50_000_000).contains(&id) {
+                        let i = id as usize;
+                        if fs.dense.len() <= i {
+                            fs.dense.resize(i + 1, u32::MAX);
+                        }
+                        fs.dense[i] = n;
+                    } else {
+                        fs.sparse.insert(id, n);
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        Ok(fs)
+    }
+
+    fn get(&self, id: Option<i64>) -> Option<u32> {
+        let id = id?;
+        if id >= 0
+            && let Some(&n) = self.dense.get(id as usize)
+        {
+            return (n != u32::MAX).then_some(n);
+        }
+        self.sparse.get(&id).copied()
+    }
+}
+
+fn pid_of(global: i64) -> u64 {
+    ((global as u64) >> 24) & 0xFF_FFFF
+}
+
+fn tid_of(global: i64) -> u64 {
+    (global as u64) & 0xFF_FFFF
+}
+
+/// Labels of an `ENUM_*` table by id, when the export has it.
+fn enum_labels(db: &Db, table: &str) -> Result<Option<FastMap<i64, String>>> {
+    if !db.has_table(table) {
+        return Ok(None);
+    }
+    let mut out = FastMap::default();
+    each_row(
+        db,
+        &format!("table {table}"),
+        &format!("SELECT id, label FROM \"{table}\""),
+        |r| {
+            if let (Some(id), Some(l)) = (int_at(r, 0)?, text_at(r, 1)?) {
+                out.insert(id, l);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(Some(out))
+}
+
+/// nsys's labels when the export has no `ENUM_CUDA_MEMCPY_OPER` (before
+/// 2022.4): the short names older nsys versions printed.
+fn fallback_copy_label(kind: i64) -> &'static str {
+    match kind {
+        1 => "HtoD",
+        2 => "DtoH",
+        3 => "HtoA",
+        4 => "AtoH",
+        5 => "AtoA",
+        6 => "AtoD",
+        7 => "DtoA",
+        8 => "DtoD",
+        9 => "HtoH",
+        10 => "PtoP",
+        11 => "Unified HtoD",
+        12 => "Unified DtoH",
+        13 => "Unified DtoD",
+        _ => "Unknown",
+    }
+}
+
+/// nsys's `ENUM_CUDA_MEM_KIND` labels, for exports without the table.
+fn fallback_mem_kind(kind: i64) -> &'static str {
+    match kind {
+        0 => "Pageable",
+        1 => "Pinned",
+        2 => "Device",
+        3 => "Array",
+        4 => "Managed",
+        5 => "Device Static",
+        6 => "Managed Static",
+        _ => "Unknown",
+    }
+}
+
+/// Read the `want`ed tables of an nsys export.
+pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
+    let mut data = StatsData::new(Source::Nsys);
+    let strings = FileStrings::load(db, &mut data)?;
+    if want.kernels {
+        read_kernels(db, &strings, &mut data)?;
+    }
+    if want.memops {
+        read_memops(db, &mut data)?;
+    }
+    if want.api {
+        read_api(db, &strings, &mut data)?;
+    }
+    if want.nvtx {
+        read_nvtx(db, &strings, &mut data)?;
+    }
+    if want.osrt {
+        read_osrt(db, &strings, &mut data)?;
+    }
+    if want.um {
+        read_um(db, &mut data)?;
+    }
+    if want.gpus && db.has_table("TARGET_INFO_GPU") {
+        let (list, _) = db.select_list("TARGET_INFO_GPU", &["id", "name"], &[])?;
+        let mut gpus = Vec::new();
+        each_row(
+            db,
+            "table TARGET_INFO_GPU",
+            &format!("SELECT {list} FROM TARGET_INFO_GPU"),
+            |r| {
+                if let (Some(id), Some(name)) = (int_at(r, 0)?, text_at(r, 1)?) {
+                    gpus.push((id, name));
+                }
+                Ok(())
+            },
+        )?;
+        for (id, name) in gpus {
+            if !data.gpu_names.iter().any(|(d, _)| *d == id) {
+                let n = data.names.intern(&name);
+                data.gpu_names.push((id, n));
+            }
+        }
+    }
+    if want.thread_names && db.has_table("ThreadNames") {
+        let (list, _) = db.select_list("ThreadNames", &["globalTid", "priority", "nameId"], &[])?;
+        let mut rows = Vec::new();
+        each_row(
+            db,
+            "table ThreadNames",
+            &format!("SELECT {list} FROM ThreadNames"),
+            |r| {
+                if let Some(g) = int_at(r, 0)? {
+                    rows.push((g, int_at(r, 1)?, strings.get(int_at(r, 2)?)));
+                }
+                Ok(())
+            },
+        )?;
+        for (g, prio, name) in rows {
+            data.thread_names
+                .entry((pid_of(g), tid_of(g)))
+                .or_insert((prio, name));
+        }
+    }
+    Ok(data)
+}
+
+fn read_kernels(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
+    let Some(table) = db.resolve("CUPTI_ACTIVITY_KIND_KERNEL") else {
+        return Ok(());
+    };
+    let cols = [
+        "start",
+        "end",
+        "deviceId",
+        "contextId",
+        "greenContextId",
+        "streamId",
+        "correlationId",
+        "globalPid",
+        "demangledName",
+        "shortName",
+        "mangledName",
+        "gridX",
+        "gridY",
+        "gridZ",
+        "blockX",
+        "blockY",
+        "blockZ",
+        "registersPerThread",
+        "staticSharedMemory",
+        "dynamicSharedMemory",
+    ];
+    let (list, _) = db.select_list(&table, &cols, &["start", "end"])?;
+    let mut out = Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
+    let mut nulls = 0u64;
+    let mut unnamed = 0u64;
+    let unknown = data.names.intern("<unknown kernel>");
+    let mut row = 0u64;
+    each_row(
+        db,
+        &format!("table {table}"),
+        &format!("SELECT {list} FROM \"{table}\""),
+        |r| {
+            row += 1;
+            let int = |i| int_at(r, i);
+            let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                nulls += 1;
+                return Ok(());
+            };
+            let short = strings.get(int(9)?);
+            let mangled = strings.get(int(10)?);
+            let name = match strings.get(int(8)?).or(short) {
+                Some(n) => n,
+                None => {
+                    unnamed += 1;
+                    unknown
+                }
+            };
+            out.push(GpuKernel {
+                row: row - 1,
+                start_ns: start,
+                end_ns: end,
+                device: int(2)?.unwrap_or(0),
+                context: int(3)?,
+                green_context: int(4)?,
+                stream: int(5)?.unwrap_or(0),
+                correlation: int(6)?.unwrap_or(-1),
+                pid: int(7)?.map(pid_of),
+                name,
+                short,
+                mangled,
+                grid: [
+                    int(11)?.unwrap_or(0),
+                    int(12)?.unwrap_or(0),
+                    int(13)?.unwrap_or(0),
+                ],
+                block: [
+                    int(14)?.unwrap_or(0),
+                    int(15)?.unwrap_or(0),
+                    int(16)?.unwrap_or(0),
+                ],
+                registers: int(17)?,
+                static_smem: int(18)?,
+                dynamic_smem: int(19)?,
+            });
+            Ok(())
+        },
+    )?;
+    data.drop_rows("kernel rows with a NULL start or end", nulls);
+    if unnamed > 0 {
+        data.notes.push(format!(
+            "{unnamed} kernels have no name in the export: shown as <unknown kernel>"
+        ));
+    }
+    data.kernels = Some(out);
+    Ok(())
+}
+
+fn read_memops(db: &Db, data: &mut StatsData) -> Result<()> {
+    let copy_table = db.resolve("CUPTI_ACTIVITY_KIND_MEMCPY");
+    let set_table = db.resolve("CUPTI_ACTIVITY_KIND_MEMSET");
+    if copy_table.is_none() && set_table.is_none() {
+        return Ok(());
+    }
+    let oper = enum_labels(db, "ENUM_CUDA_MEMCPY_OPER")?;
+    let kinds = enum_labels(db, "ENUM_CUDA_MEM_KIND")?;
+    if copy_table.is_some() && oper.is_none() {
+        data.notes.push(
+            "no ENUM_CUDA_MEMCPY_OPER table (exports before nsys 2022.4): copies are labelled \
+             HtoD, DtoH, ... (nsys stats skips the memory reports on such files)"
+                .into(),
+        );
+    }
+    let mut label_ids: FastMap<String, u32> = FastMap::default();
+    let mut label = |data: &mut StatsData, s: String| -> u32 {
+        *label_ids
+            .entry(s)
+            .or_insert_with_key(|k| data.names.intern(k))
+    };
+    let mut out = Vec::new();
+    let mut nulls = 0u64;
+    let cols = [
+        "start",
+        "end",
+        "deviceId",
+        "contextId",
+        "greenContextId",
+        "streamId",
+        "correlationId",
+        "globalPid",
+        "bytes",
+        "copyKind",
+        "srcKind",
+        "dstKind",
+        "memKind",
+        "virtualAddress",
+    ];
+    for (table, is_set) in [(copy_table, false), (set_table, true)] {
+        let Some(table) = table else { continue };
+        let (list, _) = db.select_list(&table, &cols, &["start", "end"])?;
+        let mut rows = Vec::new();
+        each_row(
+            db,
+            &format!("table {table}"),
+            &format!("SELECT {list} FROM \"{table}\""),
+            |r| {
+                let mut v = [None; 14];
+                for (i, slot) in v.iter_mut().enumerate() {
+                    *slot = int_at(r, i)?;
+                }
+                rows.push(v);
+                Ok(())
+            },
+        )?;
+        for v in rows {
+            let (Some(start), Some(end)) = (v[0], v[1]) else {
+                nulls += 1;
+                continue;
+            };
+            let kind_label =
+                |data: &mut StatsData,
+                 k: Option<i64>,
+                 label: &mut dyn FnMut(&mut StatsData, String) -> u32| {
+                    k.map(|k| {
+                        let s = match kinds.as_ref() {
+                            Some(m) => m.get(&k).cloned().unwrap_or_else(|| "Unknown".into()),
+                            None => fallback_mem_kind(k).to_owned(),
+                        };
+                        label(data, s)
+                    })
+                };
+            let (name, src, dst) = if is_set {
+                let name = label(data, "[CUDA memset]".to_owned());
+                let src = kind_label(data, v[12], &mut label);
+                (name, src, None)
+            } else {
+                let k = v[9].unwrap_or(0);
+                let text = match oper.as_ref() {
+                    Some(m) => m.get(&k).cloned().unwrap_or_else(|| "Unknown".into()),
+                    None => fallback_copy_label(k).to_owned(),
+                };
+                let name = label(data, format!("[CUDA memcpy {text}]"));
+                let src = kind_label(data, v[10], &mut label);
+                let dst = kind_label(data, v[11], &mut label);
+                (name, src, dst)
+            };
+            out.push(GpuMemOp {
+                start_ns: start,
+                end_ns: end,
+                is_set,
+                name,
+                bytes: v[8],
+                src_kind: src,
+                dst_kind: dst,
+                copy_kind: if is_set { None } else { v[9] },
+                virtual_address: v[13],
+                device: v[2].unwrap_or(0),
+                context: v[3],
+                green_context: v[4],
+                stream: v[5].unwrap_or(0),
+                correlation: v[6].unwrap_or(-1),
+                pid: v[7].map(pid_of),
+            });
+        }
+    }
+    data.drop_rows("memcpy/memset rows with a NULL start or end", nulls);
+    data.memops = Some(out);
+    Ok(())
+}
+
+fn read_api(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
+    let Some(table) = db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME") else {
+        return Ok(());
+    };
+    let (list, present) = db.select_list(
+        &table,
+        &[
+            "start",
+            "end",
+            "nameId",
+            "globalTid",
+            "correlationId",
+            "returnValue",
+            "eventClass",
+        ],
+        &["start", "end"],
+    )?;
+    let has_class = present[6];
+    let mut out = Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
+    let mut nulls = 0u64;
+    let mut backtrace = 0u64;
+    let unknown = data.names.intern("<unknown API>");
+    let mut stripped: FastMap<u32, u32> = FastMap::default();
+    let mut pending = Vec::new();
+    each_row(
+        db,
+        &format!("table {table}"),
+        &format!("SELECT {list} FROM \"{table}\""),
+        |r| {
+            let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
+                nulls += 1;
+                return Ok(());
+            };
+            if has_class && int_at(r, 6)? == Some(EVENT_CLASS_CUDA_BACKTRACE) {
+                backtrace += 1;
+                return Ok(());
+            }
+            let g = int_at(r, 3)?.unwrap_or(0);
+            let raw = strings.get(int_at(r, 2)?).unwrap_or(unknown);
+            pending.push((
+                start,
+                end,
+                raw,
+                g,
+                int_at(r, 4)?.unwrap_or(-1),
+                int_at(r, 5)?,
+            ));
+            Ok(())
+        },
+    )?;
+    for (start, end, raw, g, corr, result) in pending {
+        let name = match stripped.get(&raw) {
+            Some(&n) => n,
+            None => {
+                let text = data.names.get(raw).to_owned();
+                let n = data.names.intern(strip_api_version(&text));
+                stripped.insert(raw, n);
+                n
+            }
+        };
+        out.push(ApiRow {
+            start_ns: start,
+            end_ns: end,
+            raw_name: raw,
+            name,
+            pid: pid_of(g),
+            tid: tid_of(g),
+            correlation: corr,
+            result,
+        });
+    }
+    if !has_class {
+        backtrace = dedupe_unversioned(&mut out);
+    }
+    data.drop_rows("CUDA API rows with a NULL start or end", nulls);
+    if backtrace > 0 {
+        data.notes.push(format!(
+            "{backtrace} CUDA backtrace rows duplicate API calls already counted: counted once \
+             (nsys stats counts them twice)"
+        ));
+    }
+    data.api = Some(out);
+    Ok(())
+}
+
+/// Exports without `eventClass` (≤ 2021.4) write a backtrace duplicate of a
+/// call as a second row with the same thread and correlation id and the
+/// unversioned name: drop an unversioned row when a versioned row of the same
+/// base name exists for its (thread, correlation id). Returns rows dropped.
+fn dedupe_unversioned(rows: &mut Vec<ApiRow>) -> u64 {
+    let versioned: FastSet<(u64, u64, i64, u32)> = rows
+        .iter()
+        .filter(|r| r.raw_name != r.name)
+        .map(|r| (r.pid, r.tid, r.correlation, r.name))
+        .collect();
+    if versioned.is_empty() {
+        return 0;
+    }
+    let before = rows.len();
+    rows.retain(|r| {
+        r.raw_name != r.name || !versioned.contains(&(r.pid, r.tid, r.correlation, r.name))
+    });
+    (before - rows.len()) as u64
+}
+
+fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
+    let Some(table) = db.resolve("NVTX_EVENTS") else {
+        return Ok(());
+    };
+    let (list, _) = db.select_list(
+        &table,
+        &[
+            "start",
+            "end",
+            "eventType",
+            "globalTid",
+            "endGlobalTid",
+            "domainId",
+            "textId",
+            "text",
+        ],
+        &["start", "eventType"],
+    )?;
+    // the largest time in the table, and among the ranges alone
+    data.nvtx_max_ns = db.scalar_i64(&format!(
+        "SELECT max(max(start), max(end)) FROM \"{table}\""
+    ));
+    data.nvtx_range_max_ns = db.scalar_i64(&format!(
+        "SELECT max(max(start), max(end)) FROM \"{table}\" WHERE eventType IN \
+         ({NVTX_PUSHPOP}, {NVTX_STARTEND}, {NVTXT_PUSHPOP}, {NVTXT_STARTEND})"
+    ));
+    // domains: the first creation per (process, domain id)
+    let mut domains: FastMap<(u64, i64), (i64, String)> = FastMap::default();
+    struct Raw {
+        id: i64,
+        start: i64,
+        end: Option<i64>,
+        style: RangeStyle,
+        g: i64,
+        elsewhere: bool,
+        domain: i64,
+        text: Option<u32>,
+        inline: Option<String>,
+    }
+    let mut raws = Vec::new();
+    let mut nulls = 0u64;
+    each_row(
+        db,
+        &format!("table {table}"),
+        &format!(
+            "SELECT rowid, {list} FROM \"{table}\" WHERE eventType IN ({NVTX_PUSHPOP}, {NVTX_STARTEND}, \
+             {NVTXT_PUSHPOP}, {NVTXT_STARTEND}, {NVTX_DOMAIN_CREATE})"
+        ),
+        |r| {
+            let ty = int_at(r, 3)?.unwrap_or(0);
+            let g = int_at(r, 4)?.unwrap_or(0);
+            let Some(start) = int_at(r, 1)? else {
+                if ty != NVTX_DOMAIN_CREATE {
+                    nulls += 1;
+                }
+                return Ok(());
+            };
+            if ty == NVTX_DOMAIN_CREATE {
+                let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
+                let text = text_at(r, 8)?.unwrap_or_default();
+                match domains.get(&key) {
+                    Some((s, _)) if *s <= start => {}
+                    _ => {
+                        domains.insert(key, (start, text));
+                    }
+                }
+                return Ok(());
+            }
+            let style = if ty == NVTX_PUSHPOP || ty == NVTXT_PUSHPOP {
+                RangeStyle::PushPop
+            } else {
+                RangeStyle::StartEnd
+            };
+            let text = strings.get(int_at(r, 7)?);
+            let inline = if text.is_none() { text_at(r, 8)? } else { None };
+            raws.push(Raw {
+                id: int_at(r, 0)?.unwrap_or(0),
+                start,
+                end: int_at(r, 2)?,
+                style,
+                g,
+                elsewhere: int_at(r, 5)?.is_some(),
+                domain: int_at(r, 6)?.unwrap_or(0),
+                text,
+                inline,
+            });
+            Ok(())
+        },
+    )?;
+    let empty = data.names.intern("");
+    let mut domain_ids: FastMap<(u64, i64), u32> = FastMap::default();
+    let mut joined: FastMap<(u32, u32), u32> = FastMap::default();
+    let mut out = Vec::with_capacity(raws.len());
+    for r in raws {
+        let pid = pid_of(r.g);
+        let text = match (r.text, r.inline) {
+            (Some(t), _) => t,
+            (None, Some(s)) => data.names.intern(&s),
+            (None, None) => empty,
+        };
+        let domain = match domains.get(&(pid, r.domain)) {
+            Some((_, d)) => Some(
+                *domain_ids
+                    .entry((pid, r.domain))
+                    .or_insert_with(|| data.names.intern(d)),
+            ),
+            None => None,
+        };
+        let name = match domain {
+            Some(d) => *joined.entry((d, text)).or_insert_with(|| {
+                let s = format!("{}:{}", data.names.get(d), data.names.get(text));
+                data.names.intern(&s)
+            }),
+            None => text,
+        };
+        out.push(NvtxRow {
+            id: r.id,
+            start_ns: r.start,
+            end_ns: r.end,
+            name,
+            style: r.style,
+            pid,
+            tid: tid_of(r.g),
+            ends_elsewhere: r.elsewhere,
+            text,
+            domain,
+        });
+    }
+    data.drop_rows("NVTX range rows with a NULL start", nulls);
+    let open = out.iter().filter(|r| r.end_ns.is_none()).count();
+    if open > 0 {
+        data.notes.push(format!(
+            "{open} NVTX ranges were still open when the capture stopped: they end at the last \
+             NVTX timestamp, as in nsys stats"
+        ));
+    }
+    data.nvtx = Some(out);
+    Ok(())
+}
+
+fn read_osrt(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
+    let Some(table) = db.resolve("OSRT_API") else {
+        return Ok(());
+    };
+    let (list, _) = db.select_list(
+        &table,
+        &["start", "end", "nameId", "globalTid", "eventClass"],
+        &["start", "end"],
+    )?;
+    let unknown = data.names.intern("<unknown function>");
+    let mut out = Vec::new();
+    let mut nulls = 0u64;
+    each_row(
+        db,
+        &format!("table {table}"),
+        &format!("SELECT {list} FROM \"{table}\""),
+        |r| {
+            if int_at(r, 4)? != Some(EVENT_CLASS_OSRT) {
+                return Ok(());
+            }
+            let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
+                nulls += 1;
+                return Ok(());
+            };
+            let g = int_at(r, 3)?.unwrap_or(0);
+            out.push(OsrtRow {
+                start_ns: start,
+                end_ns: end,
+                name: strings.get(int_at(r, 2)?).unwrap_or(unknown),
+                pid: pid_of(g),
+                tid: tid_of(g),
+            });
+            Ok(())
+        },
+    )?;
+    data.drop_rows("OS runtime rows with a NULL start or end", nulls);
+    data.osrt = Some(out);
+    Ok(())
+}
+
+fn read_um(db: &Db, data: &mut StatsData) -> Result<()> {
+    let cpu = db.resolve("CUDA_UM_CPU_PAGE_FAULT_EVENTS");
+    let gpu = db.resolve("CUDA_UM_GPU_PAGE_FAULT_EVENTS");
+    let (Some(cpu), Some(gpu)) = (cpu, gpu) else {
+        return Ok(());
+    };
+    let mut out = Vec::new();
+    let mut nulls = 0u64;
+    for (table, is_gpu) in [(cpu, false), (gpu, true)] {
+        let (list, _) = db.select_list(
+            &table,
+            &["start", "end", "address", "numberOfPageFaults", "globalPid"],
+            &["start", "address"],
+        )?;
+        each_row(
+            db,
+            &format!("table {table}"),
+            &format!("SELECT {list} FROM \"{table}\""),
+            |r| {
+                let (Some(start), Some(address)) = (int_at(r, 0)?, int_at(r, 2)?) else {
+                    nulls += 1;
+                    return Ok(());
+                };
+                out.push(UmFault {
+                    start_ns: start,
+                    end_ns: int_at(r, 1)?.unwrap_or(start),
+                    address,
+                    faults: if is_gpu {
+                        int_at(r, 3)?.unwrap_or(0)
+                    } else {
+                        1
+                    },
+                    gpu: is_gpu,
+                    pid: int_at(r, 4)?.map(pid_of),
+                });
+                Ok(())
+            },
+        )?;
+    }
+    data.drop_rows(
+        "unified-memory fault rows with a NULL time or address",
+        nulls,
+    );
+    data.um_faults = Some(out);
+    Ok(())
+}
+
+/// The stats rows of an nvprof database or a Kineto trace, from the model.
+pub fn from_trace(trace: &Trace) -> StatsData {
+    let mut data = StatsData::new(trace.source);
+    let thread = |key: u64| trace.thread_id(key);
+    if !trace.kernels.is_empty() || trace.source != Source::Kineto {
+        let mut out = Vec::with_capacity(trace.kernels.len());
+        for k in &trace.kernels {
+            let raw = trace.strings.get(k.name);
+            // nvprof stores mangled names; print them demangled as nvprof
+            // and nsys do, keeping the raw name for `:mangled`
+            let (name, short, mangled) = if trace.source == Source::Nvprof {
+                let long = crate::demangle::demangle(raw).unwrap_or_else(|| raw.to_owned());
+                let short = crate::demangle::short_name(&long);
+                (
+                    data.names.intern(&long),
+                    Some(data.names.intern(&short)),
+                    Some(data.names.intern(raw)),
+                )
+            } else {
+                let m = k.mangled.map(|m| data.names.intern(trace.strings.get(m)));
+                (data.names.intern(raw), None, m)
+            };
+            out.push(GpuKernel {
+                row: u64::from(k.row),
+                start_ns: k.start_ns,
+                end_ns: k.end_ns,
+                device: k.device,
+                context: k.context.map(i64::from),
+                green_context: None,
+                stream: k.stream,
+                correlation: k.correlation,
+                pid: trace.kernel_pid(k),
+                name,
+                short,
+                mangled,
+                grid: k.grid.map(i64::from),
+                block: k.block.map(i64::from),
+                registers: k.registers_per_thread.map(i64::from),
+                static_smem: k.static_smem_bytes.map(i64::from),
+                dynamic_smem: k.dynamic_smem_bytes.map(i64::from),
+            });
+        }
+        data.kernels = Some(out);
+    }
+    let mut mem = Vec::with_capacity(trace.memops.len());
+    for m in &trace.memops {
+        let (is_set, label) = match m.kind {
+            MemKind::Set => (true, "[CUDA memset]".to_owned()),
+            MemKind::Copy(c) => (false, format!("[CUDA memcpy {}]", copy_label(c))),
+        };
+        let name = data.names.intern(&label);
+        let kind = |data: &mut StatsData, k: MemoryKind| -> Option<u32> {
+            (k != MemoryKind::Unknown).then(|| data.names.intern(mem_kind_label(k)))
+        };
+        let src = kind(&mut data, m.src_mem);
+        let dst = if is_set {
+            None
+        } else {
+            kind(&mut data, m.dst_mem)
+        };
+        mem.push(GpuMemOp {
+            start_ns: m.start_ns,
+            end_ns: m.end_ns,
+            is_set,
+            name,
+            bytes: m.bytes,
+            src_kind: src,
+            dst_kind: dst,
+            copy_kind: None,
+            virtual_address: None,
+            device: m.device,
+            context: None,
+            green_context: None,
+            stream: m.stream,
+            correlation: m.correlation,
+            pid: m.pid.or_else(|| {
+                m.launch
+                    .and_then(|i| trace.launches.get(i as usize))
+                    .map(|l| l.pid)
+            }),
+        });
+    }
+    if !mem.is_empty() || trace.source == Source::Nvprof {
+        data.memops = Some(mem);
+    }
+    if !trace
+        .missing
+        .iter()
+        .any(|m| m.starts_with("CUDA API calls"))
+    {
+        let mut api = Vec::with_capacity(trace.api_calls.len());
+        for c in &trace.api_calls {
+            let name = data.names.intern(trace.strings.get(c.name));
+            let t = thread(c.thread);
+            api.push(ApiRow {
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                raw_name: name,
+                name,
+                pid: t.pid,
+                tid: t.tid,
+                correlation: c.correlation,
+                result: None,
+            });
+        }
+        data.api = Some(api);
+    }
+    // NVTX ranges (nvprof markers, Kineto user annotations); Kineto CPU
+    // operators are not NVTX ranges and are left out
+    let mut nvtx = Vec::new();
+    let mut others = 0u64;
+    for (i, r) in trace.ranges.iter().enumerate() {
+        let kind = trace
+            .range_meta
+            .get(&r.text)
+            .map_or(RangeKind::Nvtx, |m| m.kind);
+        if kind == RangeKind::CpuOp {
+            others += 1;
+            continue;
+        }
+        let text = data.names.intern(trace.range_name(r));
+        let domain = trace
+            .domain_name(r.thread, r.domain)
+            .map(|d| data.names.intern(d));
+        let name = match domain {
+            Some(d) => {
+                let s = format!("{}:{}", data.names.get(d), data.names.get(text));
+                data.names.intern(&s)
+            }
+            None => text,
+        };
+        let t = thread(r.thread);
+        nvtx.push(NvtxRow {
+            id: i as i64 + 1,
+            start_ns: r.start_ns,
+            end_ns: Some(r.end_ns),
+            name,
+            style: RangeStyle::PushPop,
+            pid: t.pid,
+            tid: t.tid,
+            ends_elsewhere: false,
+            text,
+            domain,
+        });
+    }
+    let max = nvtx
+        .iter()
+        .map(|r| r.end_ns.unwrap_or(r.start_ns).max(r.start_ns))
+        .max();
+    data.nvtx_max_ns = max;
+    data.nvtx_range_max_ns = max;
+    match trace.source {
+        Source::Kineto => {
+            data.notes.push(format!(
+                "PyTorch-profiler trace: user annotations are reported as push/pop NVTX ranges; \
+                 {others} CPU operators (cpu_op) are not NVTX ranges and are not counted"
+            ));
+            data.notes.push(
+                "PyTorch-profiler trace: API names are the profiler's (cudaLaunchKernel), \
+                 without return values; no OS runtime or unified-memory data"
+                    .into(),
+            );
+        }
+        Source::Nvprof => {
+            data.notes.push(
+                "nvprof database: NVTX start/end markers are reported as push/pop-style ranges \
+                 of their starting thread; kernel names are demangled by rprof (:base: rprof's short \
+                 names); no OS runtime \
+                 or unified-memory data"
+                    .into(),
+            );
+        }
+        Source::Nsys => {}
+    }
+    if !nvtx.is_empty() || trace.source == Source::Nvprof {
+        data.nvtx = Some(nvtx);
+    }
+    data
+}
+
+fn copy_label(c: crate::model::CopyKind) -> &'static str {
+    use crate::model::CopyKind as C;
+    match c {
+        C::HtoD => "HtoD",
+        C::DtoH => "DtoH",
+        C::DtoD => "DtoD",
+        C::HtoH => "HtoH",
+        C::PtoP => "PtoP",
+        C::HtoA => "HtoA",
+        C::AtoH => "AtoH",
+        C::AtoA => "AtoA",
+        C::AtoD => "AtoD",
+        C::DtoA => "DtoA",
+        C::Other => "Unknown",
+    }
+}
+
+fn mem_kind_label(k: MemoryKind) -> &'static str {
+    match k {
+        MemoryKind::Unknown => "Unknown",
+        MemoryKind::Pageable => "Pageable",
+        MemoryKind::Pinned => "Pinned",
+        MemoryKind::Device => "Device",
+        MemoryKind::Array => "Array",
+        MemoryKind::Managed => "Managed",
+    }
+}
