@@ -55,7 +55,7 @@ pub fn load(path: &Path, want: Tables) -> Result<StatsData> {
 }
 
 fn int_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
-    crate::read::nsys::int_at(r, i)
+    crate::read::cupti::int_at(r, i)
 }
 
 fn text_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
