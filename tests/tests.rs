@@ -5,6 +5,7 @@
 mod util;
 
 mod export;
+mod fuzz;
 mod gpu;
 mod kineto;
 mod parse;

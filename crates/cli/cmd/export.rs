@@ -135,7 +135,7 @@ fn zero(trace: &Trace) -> i64 {
 pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
     let path = match Input::detect(Some(&args.file))? {
         Input::Profile(p) => p,
-        Input::Records(_) => bail!(
+        Input::Records(_) | Input::Stream(..) => bail!(
             "{}: a record file; export needs the profile itself (nsys or nvprof SQLite, or a PyTorch profiler trace), since records lack launch calls, NVTX ranges and memory copies",
             args.file.display()
         ),
@@ -152,7 +152,10 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
         .output
         .as_ref()
         .map_or("<stdout>".to_owned(), |p| p.display().to_string());
-    let mut w = ChromeWriter::new(out::writer(args.output.as_deref())?, zero)?;
+    let mut w = ChromeWriter::new(
+        out::create(args.output.as_deref(), &[&args.file, &path])?,
+        zero,
+    )?;
 
     // track names: CPU processes first, then GPUs
     let mut cpu: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
@@ -341,12 +344,14 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
     }
     built?;
     let counts = w.counts();
-    w.finish().with_context(|| format!("writing {out_name}"))?;
+    w.finish()
+        .with_context(|| format!("writing {out_name}"))?
+        .finish()?;
     if !args.quiet {
         let _ = writeln!(
             std::io::stderr(),
             "rprof: {}: wrote {} kernels, {} memory operations, {} launch calls, {} ranges and {} flow arrows to {out_name}",
-            path.display(),
+            args.file.display(),
             trace.kernels.len(),
             trace.memops.len(),
             trace.launches.len(),

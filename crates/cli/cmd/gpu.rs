@@ -1,7 +1,6 @@
 //! `rprof gpu`: utilization, SM efficiency, occupancy, kernel view,
 //! roofline, and the Kineto occupancy check.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -137,8 +136,8 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         Ok(())
     })?;
     let report = report.unwrap_or_else(|| GpuReport::new(info.devices, opts));
-    let mut w = out::writer(None)?;
+    let mut w = out::create(None, &[])?;
     report.write(&mut w, &name)?;
-    w.flush()?;
+    w.finish()?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use rayon::prelude::*;
 use rprof_trace::build::{self, BuildOptions};
 use rprof_trace::read::{self, ReadOptions};
@@ -10,10 +10,33 @@ use rprof_trace::record::{DICT_VERSION, Header};
 use rprof_trace::{attribute, record::Record};
 
 use crate::args::{Format, ParseArgs};
-use crate::out;
+use crate::{input, out};
 
 pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
-    let path = &args.file;
+    let given = &args.file;
+    let already = || {
+        anyhow::anyhow!(
+            "{}: this is already a records file (rprof parse output or PyProf's .dict); give it to rprof prof, summary or gpu",
+            given.display()
+        )
+    };
+    let path = &match input::spool::open(given)? {
+        input::spool::Opened::File(p) => p,
+        input::spool::Opened::Stream(mut r) => {
+            let mut head = Vec::new();
+            let _ =
+                std::io::Read::read_to_end(&mut std::io::Read::take(&mut r, 1 << 16), &mut head);
+            if input::looks_like_records(&head) {
+                return Err(already());
+            }
+            bail!(rprof_trace::Error::NotADatabase {
+                path: given.clone()
+            });
+        }
+    };
+    if read::sniff(path)? == read::FileKind::Json && input::starts_with_record(path)? {
+        return Err(already());
+    }
     let mut trace = read::read(
         path,
         ReadOptions {
@@ -25,7 +48,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     if args.strict && (stats.skipped_null > 0 || stats.non_positive_duration > 0) {
         bail!(
             "{}: {} kernel rows with NULL start/end, {} with end <= start (--strict)",
-            path.display(),
+            given.display(),
             stats.skipped_null,
             stats.non_positive_duration
         );
@@ -53,7 +76,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             used.len()
         );
     }
-    let mut w = out::writer(args.output.as_deref())?;
+    let mut w = out::create(args.output.as_deref(), &[given, path])?;
     if args.format == Format::Json {
         let header = Header {
             rprof: "dict".into(),
@@ -69,6 +92,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let progress = (!args.quiet && std::io::stderr().is_terminal() && trace.kernels.len() > 50_000)
         .then(|| indicatif::ProgressBar::new(trace.kernels.len() as u64));
     let format = args.format;
+    let mut write_error: Option<std::io::Error> = None;
     let built = build::build(
         &trace,
         &enclosing,
@@ -77,9 +101,13 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         },
         |records| {
             for part in serialize(records, format) {
-                w.write_all(&part).map_err(|e| rprof_trace::Error::Io {
-                    path: args.output.clone().unwrap_or_else(|| "<stdout>".into()),
-                    source: e,
+                w.write_all(&part).map_err(|e| {
+                    write_error = Some(e);
+                    rprof_trace::Error::Record {
+                        source_name: String::new(),
+                        line: 0,
+                        detail: "stopped".into(),
+                    }
                 })?;
             }
             if let Some(p) = &progress {
@@ -91,14 +119,17 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     if let Some(p) = &progress {
         p.finish_and_clear();
     }
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
     let built = built?;
-    w.flush().context("writing records")?;
+    w.finish()?;
     if !args.quiet {
         let mut e = std::io::stderr().lock();
         let _ = writeln!(
             e,
             "rprof: {}: {} kernel rows, {} records written, {} kernels without a launch call, {} without {}",
-            path.display(),
+            given.display(),
             stats.kernel_rows,
             built.records,
             stats.without_launch,
@@ -113,7 +144,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             let _ = writeln!(
                 e,
                 "rprof: {}: skipped {} kernel rows with {}",
-                path.display(),
+                given.display(),
                 stats.skipped_null,
                 if trace.source == rprof_trace::model::Source::Kineto {
                     "a missing or mistyped name or time"
@@ -126,7 +157,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             let _ = writeln!(
                 e,
                 "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
-                path.display(),
+                given.display(),
                 stats.non_positive_duration
             );
         }
@@ -134,7 +165,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             let _ = writeln!(
                 e,
                 "rprof: {}: skipped {} NVTX rows without start, thread or text",
-                path.display(),
+                given.display(),
                 stats.ranges_skipped
             );
         }
@@ -142,7 +173,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             let _ = writeln!(
                 e,
                 "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
-                path.display(),
+                given.display(),
                 built.undecodable_markers
             );
         }
@@ -150,7 +181,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             let _ = writeln!(
                 e,
                 "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
-                path.display(),
+                given.display(),
                 built.undemangled_names
             );
         }
@@ -158,12 +189,12 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             let _ = writeln!(
                 e,
                 "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
-                path.display(),
+                given.display(),
                 stats.nvtx_rows
             );
         }
         for note in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
+            let _ = writeln!(e, "rprof: {}: note: {note}", given.display());
         }
     }
     Ok(())

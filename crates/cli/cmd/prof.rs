@@ -60,6 +60,10 @@ pub struct ProfArgs {
     pub file: Option<PathBuf>,
 }
 
+/// Widest table `-w` accepts: each row is padded to the width, so a huge
+/// one would be allocated per row.
+pub const MAX_WIDTH: usize = 100_000;
+
 fn after_help() -> String {
     format!(
         "Columns (-c):\n{}\nExamples:\n  \
@@ -83,6 +87,13 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         (false, w) => Format::Columns(w),
     };
     // check the layout before reading anything
+    if args.width > MAX_WIDTH {
+        return Err(UsageError(format!(
+            "-w {}: wider than rprof's limit of {MAX_WIDTH} characters",
+            args.width
+        ))
+        .into());
+    }
     if let Format::Columns(w) = format {
         rprof_report::printer::widths(&columns.0, w, args.compat)
             .map_err(|e| UsageError(e.to_string()))?;
@@ -95,7 +106,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         |cap: usize| Printer::new(Vec::with_capacity(cap), &columns.0, format, args.compat);
     let mut header = printer(256).map_err(|e| UsageError(e.to_string()))?;
     header.write_header()?;
-    let mut out = out::writer(None)?;
+    let mut out = out::create(None, &[])?;
     out.write_all(&header.into_inner()?)?;
     let mut models = Models::with_mode(mode);
     let mut summary = Summary::default();
@@ -145,6 +156,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
     });
     out.flush()?;
     result?;
+    out.finish()?;
     // the backward-lookup indexes hold an entry per sequence id of the run;
     // freeing them one by one only delays the exit
     std::mem::forget(models);

@@ -1,6 +1,5 @@
 //! `rprof summary`: kernel time grouped by a key.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -85,7 +84,7 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         Ok(())
     })?;
     let report = sum.finish(args.top);
-    let mut w = out::writer(None)?;
+    let mut w = out::create(None, &[])?;
     if args.csv {
         summary::write_csv(&mut w, &report)?;
     } else if args.json {
@@ -93,6 +92,6 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
     } else {
         summary::write_table(&mut w, &report, args.by, args.name_width)?;
     }
-    w.flush()?;
+    w.finish()?;
     Ok(())
 }

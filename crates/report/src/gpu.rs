@@ -24,6 +24,11 @@ use rprof_trace::record::Record;
 use crate::model::{dtype_of, known_bytes, known_flops};
 use crate::text;
 
+/// Most utilization buckets `rprof gpu --buckets` prints: a span of
+/// about 17 minutes in 10 ms buckets. Two kernels far apart in time would
+/// otherwise ask for billions of rows.
+pub const MAX_BUCKETS: usize = 100_000;
+
 /// Rows of the roofline: per op or per kernel name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoofBy {
@@ -390,9 +395,24 @@ impl GpuReport {
             .collect()
     }
 
-    /// Write the report as text.
+    /// Write the report as text. Fails before writing anything when the
+    /// buckets asked for would be more than [`MAX_BUCKETS`].
     pub fn write<W: Write>(&self, mut w: W, name: &str) -> io::Result<()> {
-        writeln!(w, "rprof gpu: {name}")?;
+        if let (Some(width), Some((lo, hi))) = (self.opts.bucket_ns, usage::span(&self.usage)) {
+            let n = (i128::from(hi) - i128::from(lo)).div_euclid(i128::from(width.max(1))) + 1;
+            if n > MAX_BUCKETS as i128 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{}: --buckets={} ms would print {n} buckets over the {} ms span, more than rprof's limit of {MAX_BUCKETS}; use wider buckets",
+                        crate::escape::escape_control(name),
+                        text::ms(width),
+                        text::ms(hi.saturating_sub(lo)),
+                    ),
+                ));
+            }
+        }
+        writeln!(w, "rprof gpu: {}", crate::escape::escape_control(name))?;
         if self.total.0 == 0 {
             writeln!(w, "No GPU kernels in this input.")?;
             return Ok(());
@@ -460,7 +480,10 @@ impl GpuReport {
             let l = &dev.limits;
             t.add_row(vec![
                 dev.device.to_string(),
-                dev.name.clone().unwrap_or_else(|| "(unknown)".into()),
+                dev.name.as_deref().map_or_else(
+                    || "(unknown)".into(),
+                    |n| crate::escape::escape_control(n).into_owned(),
+                ),
                 l.sm_count.map_or("-".into(), |n| n.to_string()),
                 format!("{}.{}", l.cc.0, l.cc.1),
                 l.source.as_str().to_owned(),
@@ -537,7 +560,11 @@ impl GpuReport {
             let Some(&(s, len, _)) = cols.first().and_then(|c| c.1.get(i)) else {
                 break;
             };
-            let mut line = format!("{:>12} {:>12}", text::ms(s - lo), text::ms(s - lo + len));
+            let mut line = format!(
+                "{:>12} {:>12}",
+                text::ms(s.saturating_sub(lo)),
+                text::ms(s.saturating_sub(lo).saturating_add(len))
+            );
             for (_, b) in &cols {
                 let v = b
                     .get(i)

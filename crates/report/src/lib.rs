@@ -11,6 +11,7 @@
 //! - [`summary`]: `rprof summary`, kernel time grouped by a key.
 //! - [`gpu`]: `rprof gpu`, utilization, SM efficiency, occupancy, kernel
 //!   view, roofline, the Kineto occupancy check.
+//! - [`escape`]: control characters made visible for terminals.
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -27,6 +28,7 @@
 
 pub mod chrome;
 pub mod column;
+pub mod escape;
 pub mod gpu;
 pub mod model;
 pub mod printer;
