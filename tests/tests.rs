@@ -7,6 +7,7 @@ mod util;
 mod export;
 mod fuzz;
 mod gpu;
+mod hostile;
 mod kineto;
 mod parse;
 mod prof;

@@ -46,6 +46,11 @@ fn one_line(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
         let text = cause.to_string();
+        // SQLite's own error repeats the message after its code
+        let text = match text.strip_prefix("Error code ") {
+            Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
+            None => &text,
+        };
         let text = text.trim();
         if text.is_empty() || parts.iter().any(|p| p.contains(text)) {
             continue;

@@ -176,9 +176,9 @@ fn read_kernels(
                 None => {
                     if opts.compat && compat_abort.is_none() {
                         compat_abort = Some(format!(
-                            "kernel row {} names string id {:?}, which StringTable lacks",
+                            "kernel row {} names string id {}, which StringTable lacks",
                             stats.kernel_rows,
-                            int(6)?
+                            int(6)?.map_or_else(|| "NULL".to_owned(), |i| i.to_string())
                         ));
                     }
                     unknown
