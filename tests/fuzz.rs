@@ -641,3 +641,46 @@ fn fuzz_literals() {
         literal_exec,
     );
 }
+
+/// Every input the fuzzer once found a panic with, run again: the small
+/// ones are kept in `tests/fuzz-regressions/` (named `TARGET-N.bin`); those
+/// of a local run in `target/fuzz-findings/` are replayed too.
+#[test]
+fn fuzz_regressions_replay() {
+    let mut replayed = 0;
+    for dir in [
+        root().join("tests/fuzz-regressions"),
+        root().join("target/fuzz-findings"),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let bytes = std::fs::read(&p).expect("read a regression input");
+            let target = name.split('-').next().unwrap_or("");
+            let run = || match target {
+                "nsys" | "nvprof" | "kineto" => profile_exec(&bytes),
+                "records" => records_exec(&bytes),
+                "markers" => markers_exec(&bytes),
+                "literals" => literal_exec(&bytes),
+                _ => {}
+            };
+            assert!(
+                catch_unwind(AssertUnwindSafe(run)).is_ok(),
+                "{} panics",
+                p.display()
+            );
+            replayed += 1;
+        }
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "fuzz regressions: {replayed} inputs replayed"
+    );
+}

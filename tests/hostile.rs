@@ -781,3 +781,60 @@ fn multi_member_gzip_is_read_like_zcat() {
     assert_eq!(a.stdout, b.stdout);
     assert!(stdout(&a).starts_with("6 kernels"), "{}", stdout(&a));
 }
+
+// ---- 3. quadratic attribution ----------------------------------------------
+
+/// A Kineto trace: `n` nested annotations on one thread, and `n` kernels
+/// launched inside all of them.
+fn nested_trace(dir: &Path, n: usize) -> PathBuf {
+    let mut ev = Vec::with_capacity(3 * n);
+    let end = 10 * n as u64 + 10_000;
+    for i in 0..n {
+        ev.push(format!(
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "r{i}", "pid": 1, "tid": 2, "ts": {i}, "dur": {}}}"#,
+            end - 2 * i as u64
+        ));
+    }
+    for j in 0..n {
+        let ts = n + 5 * j;
+        ev.push(format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": {ts}, "dur": 1, "args": {{"correlation": {j}}}}}"#
+        ));
+        ev.push(format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {}, "dur": 1, "args": {{"device": 0, "stream": 7, "correlation": {j}}}}}"#,
+            end + 10 * j as u64
+        ));
+    }
+    kineto(dir, "nested.json", "32", &ev)
+}
+
+#[test]
+fn deep_nesting_is_not_quadratic_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // the output holds every stack (n² texts, ~90 MB): it is streamed to
+    // the file, and the lists are shared stacks (the attribution's own test
+    // checks n = 8000 takes n nodes)
+    let n = 1500;
+    let t = nested_trace(dir.path(), n);
+    let out = dir.path().join("nested.dict");
+    let o = run_limited(
+        &[
+            "parse",
+            "-q",
+            t.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        400,
+        300,
+    );
+    assert_clean_exit(&o, 0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), n + 1);
+    // the last kernel sits in every range, outermost first
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let stack = last["stack"].as_array().unwrap();
+    assert_eq!(stack.len(), n);
+    assert_eq!(stack[0], "r0");
+    assert_eq!(stack[n - 1], format!("r{}", n - 1));
+}

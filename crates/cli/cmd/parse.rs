@@ -64,7 +64,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     if std::env::var_os("RPROF_TIMING").is_some() {
         let mut used = vec![false; trace.ranges.len()];
         for l in 0..trace.launches.len() as u32 {
-            for &r in enclosing.of(l) {
+            for r in enclosing.of(l) {
                 used[r as usize] = true;
             }
         }

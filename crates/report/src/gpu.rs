@@ -266,7 +266,8 @@ impl GpuReport {
             k.achieved.add(dur, achieved);
             if let Some(o) = occ {
                 k.theoretical.add(dur, Some(o.theoretical));
-                k.limiter_ns[limiter_index(o.limiter)] += dur;
+                let slot = &mut k.limiter_ns[limiter_index(o.limiter)];
+                *slot = slot.saturating_add(dur);
                 k.limited = true;
             }
         }
@@ -329,7 +330,7 @@ impl GpuReport {
                     let d = mine.abs_diff(theirs);
                     let s = &mut ck.stats;
                     s.compared += 1;
-                    s.sum_abs += d;
+                    s.sum_abs = s.sum_abs.saturating_add(d);
                     s.max_abs = s.max_abs.max(d);
                     s.equal += u64::from(d == 0);
                     s.within_one += u64::from(d <= 1);
@@ -450,7 +451,7 @@ impl GpuReport {
             Some((lo, hi)) => writeln!(
                 w,
                 "Span: {} ms, from the first kernel start to the last kernel end on any GPU in the input (t = 0 at the first kernel start).",
-                text::ms(hi - lo)
+                text::ms(hi.saturating_sub(lo))
             )?,
             None => writeln!(
                 w,
@@ -696,7 +697,11 @@ impl GpuReport {
             return Ok(());
         }
         let known_kernels: u64 = self.roof.iter().map(|g| g.count).sum();
-        let known_ns: i64 = self.roof.iter().map(|g| g.dur_ns).sum();
+        let known_ns: i64 = self
+            .roof
+            .iter()
+            .map(|g| g.dur_ns)
+            .fold(0, i64::saturating_add);
         // one section per GPU model (devices with the same label share it)
         let mut labels: Vec<(String, Option<&'static GpuSpec>, Vec<usize>)> = Vec::new();
         let mut order: Vec<(usize, &Device)> = self.devices.list().iter().enumerate().collect();
@@ -717,7 +722,7 @@ impl GpuReport {
                 {
                     Some(x) => {
                         x.count += g.count;
-                        x.dur_ns += g.dur_ns;
+                        x.dur_ns = x.dur_ns.saturating_add(g.dur_ns);
                         x.flops = x.flops.saturating_add(g.flops);
                         x.bytes = x.bytes.saturating_add(g.bytes);
                     }
@@ -907,7 +912,7 @@ impl GpuReport {
                 x.smem.to_string(),
                 x.rprof_pct.to_string(),
                 x.kineto_pct.to_string(),
-                format!("{:+}", x.rprof_pct - x.kineto_pct),
+                format!("{:+}", i128::from(x.rprof_pct) - i128::from(x.kineto_pct)),
                 x.rule_pct.map_or("-".into(), |r| r.to_string()),
             ]);
         }
