@@ -100,7 +100,9 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             compat: args.compat,
         },
         |records| {
-            for part in serialize(records, format) {
+            // a few hundred records at a time: the bytes held before they
+            // are written stay bounded however long the records are
+            for part in records.chunks(256).flat_map(|sub| serialize(sub, format)) {
                 w.write_all(&part).map_err(|e| {
                     write_error = Some(e);
                     rprof_trace::Error::Record {
@@ -204,7 +206,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
 /// bytes are the same for any number of threads.
 fn serialize(records: &[Record<'_>], format: Format) -> Vec<Vec<u8>> {
     records
-        .par_chunks(1024)
+        .par_chunks(16)
         .map(|part| {
             let mut buf = Vec::with_capacity(part.len() * 1024);
             let mut s = String::new();

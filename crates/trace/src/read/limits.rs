@@ -9,7 +9,7 @@ use std::io::{self, Read};
 /// accepted in a Kineto trace, in bytes of JSON text. Real names are at
 /// most a few kilobytes; a multi-gigabyte string inside a small gzip file
 /// would otherwise be captured whole.
-pub const MAX_JSON_STRING_BYTES: usize = 16 << 20;
+pub const MAX_JSON_STRING_BYTES: usize = 4 << 20;
 
 /// Longest text (kernel name, NVTX text) read from a SQLite profile, in
 /// bytes. Each record repeats its enclosing NVTX texts, so one huge text
@@ -128,7 +128,7 @@ mod tests {
         long.extend(std::iter::repeat_n(b'x', MAX_JSON_STRING_BYTES + 1));
         long.extend_from_slice(b"\"}");
         let e = read_all(&long).unwrap_err();
-        assert!(e.to_string().contains("longer than 16 MiB"), "{e}");
+        assert!(e.to_string().contains("longer than 4 MiB"), "{e}");
         // many short strings adding up to more than the limit are fine
         let mut many = b"[".to_vec();
         for _ in 0..(MAX_JSON_STRING_BYTES / 1000 + 10) {

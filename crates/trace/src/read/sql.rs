@@ -78,6 +78,17 @@ impl Db {
 
     /// Wrap a SQLite error with the file and the step.
     pub fn err(&self, what: impl Into<String>, source: rusqlite::Error) -> Error {
+        if matches!(&source, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::TooBig)
+        {
+            return Error::Refused {
+                path: self.path.clone(),
+                detail: format!(
+                    "{}: a text or blob longer than {} MiB (rprof's limit)",
+                    what.into(),
+                    super::limits::MAX_SQL_TEXT_BYTES >> 20
+                ),
+            };
+        }
         Error::Sqlite {
             path: self.path.clone(),
             what: what.into(),
