@@ -278,6 +278,35 @@ fn o_naming_the_input_is_refused() {
     assert_eq!(std::fs::read(&p).unwrap(), before, "the input is unchanged");
 }
 
+#[test]
+fn o_to_a_device_or_fifo_writes_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy(dir.path(), NSYS, "in.sqlite");
+    let o = run(rprof()
+        .args(["parse", "-q"])
+        .arg(&p)
+        .args(["-o", "/dev/null"]));
+    assert_clean_exit(&o, 0);
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(!meta.is_file(), "/dev/null is still a device");
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let o = run(rprof().args(["parse", "-q"]).arg(&p).arg("-o").arg(&fifo));
+    assert_clean_exit(&o, 0);
+    let got = reader.join().unwrap();
+    assert_eq!(got, run(rprof().args(["parse", "-q"]).arg(&p)).stdout);
+}
+
 /// Names in `dir` other than `keep`.
 fn leftovers(dir: &Path, keep: &[&str]) -> Vec<String> {
     std::fs::read_dir(dir)

@@ -14,6 +14,8 @@
 //! - Write errors name the output (`cannot write out.dict: ...`) and keep
 //!   their [`io::ErrorKind`]. A broken pipe (`| head`) is remembered, and
 //!   [`is_broken_pipe`] tells `main` to exit 0 quietly.
+//! - A `-o` path that is a device or a FIFO (`/dev/null`) is written in
+//!   place, never renamed over.
 //! - [`same_file`]: the identity check on its own.
 
 use std::fs::File;
@@ -98,6 +100,7 @@ pub struct Output {
 }
 
 enum Sink {
+    /// Standard output, or a device or FIFO written in place.
     Stdout(Box<dyn Write>),
     File {
         w: BufWriter<File>,
@@ -124,6 +127,18 @@ pub fn create(path: Option<&Path>, inputs: &[&Path]) -> anyhow::Result<Output> {
             }
             if p.is_dir() {
                 return Err(UsageError(format!("-o {}: is a directory", p.display())).into());
+            }
+            // a device or a FIFO (`-o /dev/null`, `-o /dev/stderr`) is
+            // written in place: renaming over it would replace it
+            if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .with_context(|| format!("cannot create {}", p.display()))?;
+                return Ok(Output {
+                    name: p.display().to_string(),
+                    sink: Sink::Stdout(Box::new(BufWriter::with_capacity(1 << 16, f))),
+                });
             }
             let dir = match p.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
