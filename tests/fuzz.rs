@@ -277,8 +277,9 @@ fn consume_records(recs: &[Record<'_>], compat: bool) {
     }
 }
 
-/// Read a profile file and run everything on its records.
-fn consume_profile(path: &Path, compat: bool) {
+/// Read a profile file and run everything on its records; the number of
+/// records.
+fn consume_profile(path: &Path, compat: bool) -> usize {
     let Ok(mut trace) = read::read(
         path,
         ReadOptions {
@@ -286,13 +287,28 @@ fn consume_profile(path: &Path, compat: bool) {
             memops: true,
         },
     ) else {
-        return;
+        return 0;
     };
     let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
+    let mut n = 0;
     let _ = build::build(&trace, &enclosing, BuildOptions { compat }, |recs| {
+        n += recs.len();
         consume_records(recs, compat);
         Ok(())
     });
+    n
+}
+
+/// The seeds themselves go all the way through the pipeline (else the
+/// campaign would only exercise error paths).
+fn assert_seeds_work(target: &str, seeds: &[Vec<u8>]) {
+    for (i, s) in seeds.iter().enumerate() {
+        let f = temp_input(s);
+        assert!(
+            consume_profile(f.path(), false) > 0,
+            "{target}: seed {i} yields no records"
+        );
+    }
 }
 
 fn temp_input(bytes: &[u8]) -> tempfile::NamedTempFile {
@@ -364,7 +380,7 @@ fn sqlite_seeds(names: &[&str]) -> Vec<Vec<u8>> {
 
 fn profile_exec(bytes: &[u8]) {
     let f = temp_input(bytes);
-    consume_profile(f.path(), bytes.len() % 2 == 1);
+    let _ = consume_profile(f.path(), bytes.len() % 2 == 1);
 }
 
 #[test]
@@ -373,12 +389,14 @@ fn fuzz_nsys_sqlite() {
         "flameox/nsight-2025.5.2.sqlite",
         "mordred/report1_2021.sqlite",
     ]);
+    assert_seeds_work("nsys", &seeds);
     campaign("nsys", &seeds, mutate_sqlite, profile_exec);
 }
 
 #[test]
 fn fuzz_nvprof_sqlite() {
     let seeds = sqlite_seeds(&["profiling-lm/net.sql"]);
+    assert_seeds_work("nvprof", &seeds);
     campaign("nvprof", &seeds, mutate_sqlite, profile_exec);
 }
 
@@ -480,7 +498,9 @@ fn mutate_json(rng: &mut Rng, seed: &[u8], other: &[u8]) -> Vec<u8> {
 
 #[test]
 fn fuzz_kineto_json() {
-    campaign("kineto", &kineto_seeds(), mutate_json, profile_exec);
+    let seeds = kineto_seeds();
+    assert_seeds_work("kineto", &seeds);
+    campaign("kineto", &seeds, mutate_json, profile_exec);
 }
 
 /// Record lines: PyProf dicts from the fixture and JSON Lines made from a

@@ -196,7 +196,13 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             );
         }
         for note in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {note}", given.display());
+            // notes may quote the file (table or column names): escaped
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: {}",
+                rprof_report::escape::escape_control(&given.display().to_string()),
+                rprof_report::escape::escape_control(note)
+            );
         }
     }
     Ok(())
