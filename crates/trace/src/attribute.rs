@@ -14,11 +14,16 @@
 //! same N nested ranges cost O(N) memory, not O(N²) (a real capture wraps
 //! every kernel in 702 nested markers). While the open ranges of a thread
 //! are properly nested (each ends no later than the one around it), the
-//! ranges enclosing a launch are a prefix of them, found by binary search:
-//! O((launches + ranges) log n). Overlapping, non-nested ranges fall back to
-//! a scan of the open ones.
+//! ranges enclosing a launch are a prefix of them, found by binary search;
+//! once they are not, the open ranges are kept ordered by end. Either way a
+//! launch costs O(log n) plus its own enclosing ranges when they are not
+//! already a shared prefix: N open ranges overlapping N launches that
+//! enclose none cost O(N log N), not O(N²).
 
 use rayon::prelude::*;
+
+use std::collections::BTreeSet;
+use std::ops::Bound::{Excluded, Unbounded};
 
 use crate::FastMap as HashMap;
 use crate::model::{Launch, Range};
@@ -192,62 +197,67 @@ fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
     let mut index: HashMap<(u32, u32), u32> = HashMap::default();
     // ranges that started before the current call and have not ended before
     // it, in start order (appending keeps the order): (end, index), with
-    // the node of each prefix of the list
+    // the node of each prefix of the list; their ends never increase
+    // (nested ranges)
     let mut active: Vec<(i64, u32)> = Vec::new();
     let mut prefix_node: Vec<u32> = Vec::new();
-    // places where an open range ends later than the one before it (not
-    // nested); while 0, ends do not increase along the list
-    let mut inversions = 0usize;
+    // once an open range ends later than the one opened before it (not
+    // nested), the open ranges move to a set ordered by end: ended ones
+    // leave from its start, enclosing ones are those after the call's end,
+    // so a call costs O(log n + its enclosing ranges)
+    let mut by_end: Option<BTreeSet<(i64, u32)>> = None;
     let mut next = 0usize;
     for l in group {
         while let Some(r) = thread_ranges.get(next) {
             if r.start_ns >= l.start_ns {
                 break;
             }
-            if active.last().is_some_and(|&(end, _)| r.end_ns > end) {
-                inversions += 1;
-            }
-            let parent = prefix_node.last().copied().unwrap_or(ROOT);
             let range = base + next as u32;
-            active.push((r.end_ns, range));
-            let node = st.intern(&mut index, parent, range);
-            prefix_node.push(node);
             next += 1;
+            if by_end.is_none() && active.last().is_some_and(|&(end, _)| r.end_ns > end) {
+                by_end = Some(active.drain(..).collect());
+                prefix_node.clear();
+            }
+            match &mut by_end {
+                Some(set) => {
+                    set.insert((r.end_ns, range));
+                }
+                None => {
+                    let parent = prefix_node.last().copied().unwrap_or(ROOT);
+                    active.push((r.end_ns, range));
+                    let node = st.intern(&mut index, parent, range);
+                    prefix_node.push(node);
+                }
+            }
         }
         // a range ending at or before this call's start encloses no later call
-        if inversions == 0 {
-            // nested: the ended ranges are the innermost ones
-            while active.last().is_some_and(|&(end, _)| end <= l.start_ns) {
-                active.pop();
-                prefix_node.pop();
-            }
-        } else if active.iter().any(|&(end, _)| end <= l.start_ns) {
-            active.retain(|&(end, _)| end > l.start_ns);
-            prefix_node.clear();
-            inversions = 0;
-            let mut parent = ROOT;
-            for (i, &(end, range)) in active.iter().enumerate() {
-                if i > 0 && end > active[i - 1].0 {
-                    inversions += 1;
+        let node = match &mut by_end {
+            None => {
+                // nested: the ended ranges are the innermost ones, and the
+                // enclosing ones a prefix
+                while active.last().is_some_and(|&(end, _)| end <= l.start_ns) {
+                    active.pop();
+                    prefix_node.pop();
                 }
-                parent = st.intern(&mut index, parent, range);
-                prefix_node.push(parent);
+                let n = active.partition_point(|&(end, _)| end > l.end_ns);
+                if n == 0 { ROOT } else { prefix_node[n - 1] }
             }
-        }
-        let node = if inversions == 0 {
-            // ends do not increase: the enclosing ones are a prefix
-            let n = active.partition_point(|&(end, _)| end > l.end_ns);
-            if n == 0 { ROOT } else { prefix_node[n - 1] }
-        } else if active.iter().all(|&(end, _)| end > l.end_ns) {
-            prefix_node.last().copied().unwrap_or(ROOT)
-        } else {
-            let mut parent = ROOT;
-            for &(end, range) in &active {
-                if end > l.end_ns {
+            Some(set) => {
+                while set.first().is_some_and(|&(end, _)| end <= l.start_ns) {
+                    set.pop_first();
+                }
+                let mut enclosing: Vec<u32> = set
+                    .range((Excluded((l.end_ns, u32::MAX)), Unbounded))
+                    .map(|&(_, range)| range)
+                    .collect();
+                // range order is start order, outermost first
+                enclosing.sort_unstable();
+                let mut parent = ROOT;
+                for range in enclosing {
                     parent = st.intern(&mut index, parent, range);
                 }
+                parent
             }
-            parent
         };
         st.per_launch.push(node);
     }
@@ -355,6 +365,32 @@ mod tests {
                 Some(n as u32 - 1)
             );
         }
+    }
+
+    /// N open ranges that overlap N launches and enclose none (the
+    /// launches overlap each other and outlast every range): no list is
+    /// stored, and every launch is answered from the end-ordered set.
+    #[test]
+    fn overlapping_ranges_enclosing_none() {
+        let n = 5000i64;
+        // ends increase with starts: not nested
+        let mut ranges: Vec<Range> = (0..n).map(|i| range(1, i, 5 * n + i, i as u32)).collect();
+        let launches: Vec<Launch> = (0..n).map(|j| launch(1, n + j, 10 * n)).collect();
+        let e = attribute(&launches, &mut ranges);
+        // (the first range was interned before the second showed no nesting)
+        assert!(e.node_count() <= 1);
+        assert!((0..n as u32).all(|j| e.is_empty_for(j)));
+        // one launch inside them all sees every range, in start order
+        let mut launches = launches;
+        launches.push(launch(1, 2 * n, 2 * n + 1));
+        let e = attribute(&launches, &mut ranges);
+        let last = n as u32;
+        let texts: Vec<u32> = e
+            .of(last)
+            .iter()
+            .map(|&r| ranges[r as usize].text.0)
+            .collect();
+        assert_eq!(texts, (0..n as u32).collect::<Vec<_>>());
     }
 
     proptest! {
