@@ -98,6 +98,18 @@ fn gpu_huge_warp_size_does_not_divide_by_zero() {
         assert_clean_exit(&o, 0);
         let o = run(rprof().args(["gpu", "-q"]).arg(&recs));
         assert_clean_exit(&o, 0);
+        // and from an nsys device table
+        let p = copy(dir.path(), NSYS, "warp.sqlite");
+        {
+            let c = rusqlite::Connection::open(&p).unwrap();
+            c.execute(
+                &format!("UPDATE TARGET_INFO_GPU SET threadsPerWarp = {warp}"),
+                [],
+            )
+            .unwrap();
+        }
+        let o = run(rprof().args(["gpu", "-q"]).arg(&p));
+        assert_clean_exit(&o, 0);
     }
 }
 
