@@ -883,3 +883,32 @@ fn deep_nesting_is_not_quadratic_in_memory() {
     assert_eq!(stack[0], "r0");
     assert_eq!(stack[n - 1], format!("r{}", n - 1));
 }
+
+// ---- 7. encodings (continued) ----------------------------------------------
+
+#[test]
+fn encoding_errors_are_worded_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bad.json");
+    std::fs::write(
+        &json,
+        b"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\xff\", \"ts\": 1, \"dur\": 1}]}",
+    )
+    .unwrap();
+    let dict = dir.path().join("bad.dict");
+    std::fs::write(&dict, b"{\"kShortName\": \"a\xff\", \"kDuration\": 1}\n").unwrap();
+    let o = run(rprof().arg("summary").arg(&json));
+    assert_clean_exit(&o, 1);
+    assert!(
+        stderr(&o).contains("bad.json:1:57: not UTF-8 text"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(rprof().arg("summary").arg(&dict));
+    assert_clean_exit(&o, 1);
+    assert!(
+        stderr(&o).contains("bad.dict:1: not UTF-8 text (byte 18)"),
+        "{}",
+        stderr(&o)
+    );
+}

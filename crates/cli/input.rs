@@ -435,7 +435,8 @@ fn records(
         let parsed: Vec<Result<Line<'_>, String>> = lines
             .par_iter()
             .map(|l| {
-                let l = std::str::from_utf8(l).map_err(|e| format!("not UTF-8 text ({e})"))?;
+                let l = std::str::from_utf8(l)
+                    .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))?;
                 read_line(l)
             })
             .collect();

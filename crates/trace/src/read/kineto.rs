@@ -607,6 +607,12 @@ fn json_error(path: &Path, e: &serde_json::Error) -> Error {
         "truncated JSON (the file ends in the middle of the trace)".to_owned()
     } else if let Some(io) = io_cause(e) {
         format!("cannot decompress or read: {io}")
+    } else if e.to_string().starts_with("invalid unicode code point") {
+        // worded as the record reader words it
+        return Error::Kineto {
+            path: format!("{}:{}:{}", path.display(), e.line(), e.column()).into(),
+            detail: "not UTF-8 text (or an invalid \\u escape)".into(),
+        };
     } else {
         format!("not a valid Kineto trace: {e}")
     };
