@@ -26,5 +26,8 @@ for t in "${targets[@]}"; do
   RPROF_FUZZ_SECS="$secs" cargo test --test integration --locked --quiet "fuzz::fuzz_${t}" \
     -- --exact --nocapture 2>&1 | grep -E '^fuzz |panicked|FAILED' || status=1
 done
-ls target/fuzz-findings 2>/dev/null && echo "findings saved in target/fuzz-findings/"
+if [ -n "$(ls -A target/fuzz-findings 2>/dev/null)" ]; then
+  ls target/fuzz-findings
+  echo "findings saved in target/fuzz-findings/"
+fi
 exit $status
