@@ -22,6 +22,9 @@ pub enum Input {
     Profile(PathBuf),
     /// A record file (`None`: standard input).
     Records(Option<PathBuf>),
+    /// Records from a pipe or FIFO (named by the path): the bytes read to
+    /// detect the format, then the rest of the stream, read once.
+    Stream(PathBuf, std::sync::Mutex<Option<Box<dyn Read + Send>>>),
 }
 
 impl Input {
@@ -31,31 +34,163 @@ impl Input {
         let Some(p) = path.filter(|p| *p != Path::new("-")) else {
             return Ok(Input::Records(None));
         };
-        Ok(match read::sniff(p)? {
-            FileKind::Sqlite | FileKind::Gzip => Input::Profile(p.to_owned()),
-            FileKind::Json if !starts_with_record(p)? => Input::Profile(p.to_owned()),
-            _ => Input::Records(Some(p.to_owned())),
+        let p = match spool::open(p)? {
+            spool::Opened::File(p) => p,
+            spool::Opened::Stream(r) => {
+                return Ok(Input::Stream(p.to_owned(), std::sync::Mutex::new(Some(r))));
+            }
+        };
+        Ok(match read::sniff(&p)? {
+            FileKind::Sqlite | FileKind::Gzip => Input::Profile(p),
+            FileKind::Json if !starts_with_record(&p)? => Input::Profile(p),
+            _ => Input::Records(Some(p)),
         })
     }
 
     /// The name to use in messages.
     pub fn name(&self) -> String {
         match self {
-            Input::Profile(p) | Input::Records(Some(p)) => p.display().to_string(),
+            Input::Profile(p) | Input::Records(Some(p)) => spool::name(p),
+            Input::Stream(p, _) => p.display().to_string(),
             Input::Records(None) => "<stdin>".to_owned(),
         }
     }
 }
 
+/// Longest first line looked at to tell records from a Kineto trace.
+const HEAD_BYTES: u64 = 1 << 20;
+
 /// True when the first line of `path` is a record or a record-file header
-/// (JSON Lines): a Kineto trace is one JSON document over many lines.
-fn starts_with_record(path: &Path) -> anyhow::Result<bool> {
-    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut first = String::new();
-    BufReader::new(f.take(1 << 20))
-        .read_line(&mut first)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(read_line(&first).is_ok_and(|l| !matches!(l, Line::Blank)))
+/// (see [`looks_like_records`]).
+pub fn starts_with_record(path: &Path) -> anyhow::Result<bool> {
+    let f = File::open(path).with_context(|| format!("cannot open {}", spool::name(path)))?;
+    let mut first = Vec::new();
+    BufReader::new(f.take(HEAD_BYTES))
+        .read_until(b'\n', &mut first)
+        .with_context(|| format!("cannot read {}", spool::name(path)))?;
+    Ok(looks_like_records(&first))
+}
+
+/// True when `head` (the start of a file) begins with a record or a
+/// record-file header line (JSON Lines or PyProf's dicts): a Kineto trace
+/// is one JSON document over many lines. A first line too long to check or
+/// one that is not a valid record still counts when it starts like one, so
+/// that the record reader reports what is wrong with it.
+pub fn looks_like_records(head: &[u8]) -> bool {
+    let head = head.strip_prefix(UTF8_BOM).unwrap_or(head);
+    let first = match memchr::memchr(b'\n', head) {
+        Some(i) => &head[..i],
+        None => head,
+    };
+    let text = String::from_utf8_lossy(first);
+    let t = text.trim_start();
+    if t.starts_with("{\"rprof\"") || t.starts_with("{\"kShortName\"") || t.starts_with("{'") {
+        return true;
+    }
+    read_line(&text).is_ok_and(|l| !matches!(l, Line::Blank))
+}
+
+/// The UTF-8 byte-order mark, skipped at the start of a record file.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Inputs that are not regular files (pipes, FIFOs, `<(zcat x.gz)`) are
+/// read once. Records are streamed (the bytes read to detect the format
+/// come first); a profile is copied into a temporary file, since SQLite
+/// needs a file it can seek in. Messages name the input as given.
+pub mod spool {
+    use std::io::{Cursor, Read};
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    use anyhow::Context;
+
+    /// (temporary file, name given) of every spooled input.
+    static SPOOLED: Mutex<Vec<(tempfile::TempPath, PathBuf)>> = Mutex::new(Vec::new());
+
+    /// An input ready to read.
+    pub enum Opened {
+        /// A regular file (maybe a temporary copy of a piped profile).
+        File(PathBuf),
+        /// Not a profile, from a pipe: to be read as records.
+        Stream(Box<dyn Read + Send>),
+    }
+
+    /// `path` itself when it is a regular file (or missing: the reader
+    /// reports that); else the stream, read once.
+    pub fn open(path: &Path) -> anyhow::Result<Opened> {
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() && !m.is_dir() => {}
+            _ => return Ok(Opened::File(path.to_owned())),
+        }
+        let mut src =
+            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        // the first line (or the first MiB): enough to tell the formats apart
+        let mut head = Vec::new();
+        let mut buf = vec![0u8; 64 << 10];
+        while (head.len() as u64) < super::HEAD_BYTES && !head.contains(&b'\n') {
+            match src.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(
+                        anyhow::Error::new(e).context(format!("cannot read {}", path.display()))
+                    );
+                }
+            }
+        }
+        let profile = head.starts_with(b"SQLite format 3\0")
+            || head.starts_with(&[0x1f, 0x8b])
+            || (head
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| *b == b'{' || *b == b'[')
+                && !super::looks_like_records(&head));
+        if !profile {
+            return Ok(Opened::Stream(Box::new(Cursor::new(head).chain(src))));
+        }
+        let mut tmp = tempfile::Builder::new()
+            .prefix("rprof-input-")
+            .tempfile()
+            .context("cannot create a temporary file for a piped input")?;
+        std::io::copy(&mut Cursor::new(head).chain(src), tmp.as_file_mut())
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let tmp = tmp.into_temp_path();
+        let copy = tmp.to_path_buf();
+        if let Ok(mut s) = SPOOLED.lock() {
+            s.push((tmp, path.to_owned()));
+        }
+        Ok(Opened::File(copy))
+    }
+
+    /// The name to show for `path`: the input as given when `path` is a
+    /// spooled copy.
+    pub fn name(path: &Path) -> String {
+        if let Ok(s) = SPOOLED.lock()
+            && let Some((_, given)) = s.iter().find(|(t, _)| **t == *path)
+        {
+            return given.display().to_string();
+        }
+        path.display().to_string()
+    }
+
+    /// `message` with every spooled copy's path replaced by its name.
+    pub fn rename_in(message: &str) -> String {
+        let mut m = message.to_owned();
+        if let Ok(s) = SPOOLED.lock() {
+            for (t, given) in s.iter() {
+                m = m.replace(&*t.display().to_string(), &given.display().to_string());
+            }
+        }
+        m
+    }
+
+    /// Remove the temporary copies.
+    pub fn clear() {
+        if let Ok(mut s) = SPOOLED.lock() {
+            s.clear();
+        }
+    }
 }
 
 /// How to turn a profile into records.
@@ -127,7 +262,7 @@ pub fn for_each_chunk(
         Input::Profile(path) => {
             let (trace, enclosing) = load(path, opts)?;
             let info = Info {
-                name: path.display().to_string(),
+                name: spool::name(path),
                 devices: trace.devices.clone(),
                 memops: opts.memops.then(|| trace.memops.clone()),
             };
@@ -170,7 +305,24 @@ pub fn for_each_chunk(
             }
             Ok(info)
         }
-        Input::Records(path) => records(path.as_deref(), opts, each),
+        Input::Records(path) => {
+            let (input, name): (Box<dyn Read>, String) = match path {
+                Some(p) => {
+                    let f =
+                        File::open(p).with_context(|| format!("cannot open {}", spool::name(p)))?;
+                    (Box::new(f), spool::name(p))
+                }
+                None => (Box::new(io::stdin()), "<stdin>".to_owned()),
+            };
+            records(input, name, path.as_deref(), opts, each)
+        }
+        Input::Stream(p, stream) => {
+            let taken = stream.lock().ok().and_then(|mut s| s.take());
+            let Some(r) = taken else {
+                anyhow::bail!("{}: the stream was already read", p.display());
+            };
+            records(r, p.display().to_string(), None, opts, each)
+        }
     }
 }
 
@@ -199,7 +351,8 @@ pub fn load(
 /// What reading a profile found, on stderr: the same lines for every
 /// command.
 pub fn parse_summary(trace: &Trace, built: &rprof_trace::build::BuildStats) {
-    let path = &trace.path;
+    // a spooled pipe is named as the user gave it
+    let path = spool::name(&trace.path);
     let stats = &trace.stats;
     let (undecodable_markers, undemangled_names) =
         (built.undecodable_markers, built.undemangled_names);
@@ -210,7 +363,7 @@ pub fn parse_summary(trace: &Trace, built: &rprof_trace::build::BuildStats) {
             let _ = writeln!(
                 e,
                 "rprof: {}: skipped {} kernel rows with {}",
-                path.display(),
+                path,
                 stats.skipped_null,
                 if trace.source == rprof_trace::model::Source::Kineto {
                     "a missing or mistyped name or time"
@@ -223,44 +376,39 @@ pub fn parse_summary(trace: &Trace, built: &rprof_trace::build::BuildStats) {
             let _ = writeln!(
                 e,
                 "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
-                path.display(),
-                stats.non_positive_duration
+                path, stats.non_positive_duration
             );
         }
         if stats.ranges_skipped > 0 {
             let _ = writeln!(
                 e,
                 "rprof: {}: skipped {} NVTX rows without start, thread or text",
-                path.display(),
-                stats.ranges_skipped
+                path, stats.ranges_skipped
             );
         }
         if undecodable_markers > 0 {
             let _ = writeln!(
                 e,
                 "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
-                path.display(),
-                undecodable_markers
+                path, undecodable_markers
             );
         }
         if undemangled_names > 0 {
             let _ = writeln!(
                 e,
                 "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
-                path.display(),
-                undemangled_names
+                path, undemangled_names
             );
         }
         if stats.kernel_rows == 0 {
             let _ = writeln!(
                 e,
                 "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
-                path.display(),
-                stats.nvtx_rows
+                path, stats.nvtx_rows
             );
         }
         for note in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {note}", path.display());
+            let _ = writeln!(e, "rprof: {}: note: {note}", path);
         }
     }
 }
@@ -286,13 +434,27 @@ impl Blocks {
         self.buf.copy_within(self.used..self.filled, 0);
         self.filled -= self.used;
         self.used = 0;
+        // each byte is searched for a newline once (a long line read in
+        // many pieces was once re-scanned from its start on every read)
+        let mut scanned = 0;
+        let mut last_newline: Option<usize> = None;
         loop {
-            if let Some(end) = (self.filled >= want || self.eof)
-                .then(|| memchr::memrchr(b'\n', &self.buf[..self.filled]))
-                .flatten()
-            {
+            if let Some(i) = memchr::memrchr(b'\n', &self.buf[scanned..self.filled]) {
+                last_newline = Some(scanned + i);
+            }
+            scanned = self.filled;
+            if let Some(end) = last_newline.filter(|_| self.filled >= want || self.eof) {
                 self.used = end + 1;
                 return Ok(Some(&self.buf[..self.used]));
+            }
+            if last_newline.is_none() && self.filled > MAX_LINE_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "a line longer than {} MiB (rprof's limit for a record line): not a record file?",
+                        MAX_LINE_BYTES >> 20
+                    ),
+                ));
             }
             if self.eof {
                 if self.filled == 0 {
@@ -318,26 +480,26 @@ impl Blocks {
 /// Bytes per block of a record file: small first, so the first row shows at
 /// once, then larger.
 const FIRST_BLOCK: usize = 64 << 10;
+/// Longest record line accepted. A record repeats its enclosing NVTX
+/// texts, so deep nesting makes long lines, but not this long; beyond it
+/// (`/dev/zero`, a binary file) the read stops with an error.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 const MAX_BLOCK: usize = 1 << 20;
 
 fn records(
+    input: Box<dyn Read>,
+    name: String,
     path: Option<&Path>,
     opts: Options,
     mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     let on = progress::enabled(opts.quiet, opts.streams);
-    let (input, name, phase): (Box<dyn Read>, String, Phase) = match path {
-        Some(p) => {
-            let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-            let phase = Phase::bar(on, len, &format!("reading {}", p.display()), true);
-            (Box::new(f), p.display().to_string(), phase)
-        }
-        None => (
-            Box::new(io::stdin()),
-            "<stdin>".to_owned(),
-            Phase::spinner(on, "reading records from standard input"),
-        ),
+    let phase = match path
+        .and_then(|p| std::fs::metadata(p).ok())
+        .filter(|m| m.is_file())
+    {
+        Some(m) => Phase::bar(on, m.len(), &format!("reading {name}"), true),
+        None => Phase::spinner(on, &format!("reading records from {name}")),
     };
     let mut info = Info {
         name,
@@ -367,13 +529,22 @@ fn records(
             Ok(Some(b)) => b,
             Ok(None) => break,
             Err(e) => {
-                return Err(anyhow::Error::new(e)
-                    .context(format!("{}:{first_line}: cannot read the line", info.name)));
+                let what = if e.kind() == io::ErrorKind::InvalidData {
+                    ""
+                } else {
+                    "cannot read: "
+                };
+                return Err(anyhow!("{}:{first_line}: {what}{e}", info.name));
             }
         };
         phase.inc(block.len() as u64);
         let mut lines: Vec<&[u8]> = Vec::with_capacity(block.len() / 256);
-        let mut start = 0;
+        // a byte-order mark before the first line is not part of it
+        let mut start = if first_line == 1 && block.starts_with(UTF8_BOM) {
+            UTF8_BOM.len()
+        } else {
+            0
+        };
         for nl in memchr::memchr_iter(b'\n', block) {
             lines.push(&block[start..nl]);
             start = nl + 1;
@@ -384,7 +555,8 @@ fn records(
         let parsed: Vec<Result<Line<'_>, String>> = lines
             .par_iter()
             .map(|l| {
-                let l = std::str::from_utf8(l).map_err(|e| format!("not UTF-8 text ({e})"))?;
+                let l = std::str::from_utf8(l)
+                    .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))?;
                 read_line(l)
             })
             .collect();

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    out::check_stdout();
     let cli = args::Cli::parse();
     let result = match cli.command {
         args::Command::Parse(a) => cmd::parse::run(&a),
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         args::Command::Man(a) => cmd::shell::man(&a),
         args::Command::Stats(a) => cmd::stats::run(&a),
     };
+    input::spool::clear();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -47,8 +49,32 @@ fn main() -> ExitCode {
             } else {
                 1
             };
-            let _ = writeln!(std::io::stderr(), "rprof: {err:#}");
+            let _ = writeln!(std::io::stderr(), "rprof: {}", one_line(&err));
             ExitCode::from(code)
         }
     }
+}
+
+/// The error and its causes on one line, `: `-separated, a cause left out
+/// when the message before it already says it (SQLite's text often
+/// repeats), and control characters escaped (a message may quote the file).
+fn one_line(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        // SQLite's own error repeats the message after its code
+        let text = match text.strip_prefix("Error code ") {
+            Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
+            None => &text,
+        };
+        let text = text.trim();
+        if text.is_empty() || parts.iter().any(|p| p.contains(text)) {
+            continue;
+        }
+        parts.push(text.to_owned());
+    }
+    let mut line = String::new();
+    let text = input::spool::rename_in(&parts.join(": "));
+    rprof_report::escape::push_escaped(&mut line, &text);
+    line
 }

@@ -2,7 +2,6 @@
 //! it is more than noise.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -229,7 +228,7 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
             }
             Ok(side.finish(info))
         }
-        Input::Records(_) => {
+        Input::Records(_) | Input::Stream(..) => {
             let info = input::for_each_chunk(&source, opts, |recs, _| {
                 let resolved = models.resolve(recs);
                 let est = model::estimate(recs, &resolved);
@@ -289,14 +288,14 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
     } else {
         args.format
     };
-    let mut w = out::writer(args.output.as_deref())?;
+    let mut w = out::create(args.output.as_deref(), &[&args.base, &args.test])?;
     match format {
         OutFormat::Table => diff::write_table(&mut w, &report, args.name_width),
         OutFormat::Csv => diff::write_csv(&mut w, &report),
         OutFormat::Json => diff::write_json(&mut w, &report),
     }
     .with_context(|| "cannot write the report")?;
-    w.flush()?;
+    w.finish()?;
     if let (Some(limit), Some(reg)) = (args.fail_above, &report.regressions)
         && !reg.is_empty()
     {

@@ -1,6 +1,5 @@
 //! `rprof dist`: the distributed view over a whole training job.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -200,7 +199,8 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
             eprintln!("rprof dist: note: {}", dist::render::esc(n));
         }
     }
-    let mut w = out::writer(args.output.as_deref())?;
+    let inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
+    let mut w = out::create(args.output.as_deref(), &inputs)?;
     match format {
         OutFormat::Table => dist::write_table(&mut w, &report)?,
         OutFormat::Json => dist::write_json(&mut w, &report)?,
@@ -213,6 +213,6 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
             dist::write_csv(&mut w, &report, t)?;
         }
     }
-    w.flush()?;
+    w.finish()?;
     Ok(())
 }

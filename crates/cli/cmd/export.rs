@@ -210,7 +210,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
     for f in &args.files {
         paths.push(match Input::detect(Some(f))? {
             Input::Profile(p) => p,
-            Input::Records(_) => bail!(
+            Input::Records(_) | Input::Stream(..) => bail!(
                 "{}: a record file; export needs the profile itself (nsys or nvprof SQLite, or a PyTorch profiler trace), since records lack launch calls, NVTX ranges and memory copies",
                 f.display()
             ),
@@ -239,13 +239,20 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
         .as_ref()
         .map_or("<stdout>".to_owned(), |p| p.display().to_string());
     let gz = to_file.is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
+    let inputs: Vec<&std::path::Path> = args
+        .files
+        .iter()
+        .map(|p| p.as_path())
+        .chain(paths.iter().map(|p| p.as_path()))
+        .collect();
+    let target = out::create(args.output.as_deref(), &inputs)?;
     let sink = if gz {
         Sink::Gz(flate2::write::GzEncoder::new(
-            out::writer(args.output.as_deref())?,
+            target,
             flate2::Compression::default(),
         ))
     } else {
-        Sink::Plain(out::writer(args.output.as_deref())?)
+        Sink::Plain(target)
     };
     let mut w = ChromeWriter::new(sink, common)?;
     let multi = loaded.len() > 1;
@@ -300,8 +307,8 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
 
 /// The output: plain, or gzip (`-o FILE.gz`).
 enum Sink {
-    Plain(Box<dyn Write>),
-    Gz(flate2::write::GzEncoder<Box<dyn Write>>),
+    Plain(out::Output),
+    Gz(flate2::write::GzEncoder<out::Output>),
 }
 
 impl Write for Sink {
@@ -321,11 +328,12 @@ impl Write for Sink {
 }
 
 impl Sink {
-    /// Flush; a gzip stream gets its trailer first, and errors surface.
-    fn finish(self) -> std::io::Result<()> {
+    /// Flush; a gzip stream gets its trailer first, and errors surface;
+    /// the output file is renamed into place only then.
+    fn finish(self) -> anyhow::Result<()> {
         match self {
-            Sink::Plain(mut w) => w.flush(),
-            Sink::Gz(g) => g.finish()?.flush(),
+            Sink::Plain(w) => w.finish(),
+            Sink::Gz(g) => g.finish()?.finish(),
         }
     }
 }

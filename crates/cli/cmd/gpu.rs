@@ -207,7 +207,8 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
     let report = report.unwrap_or_else(|| GpuReport::new(info.devices, opts));
     let Some(data) = args.format.data() else {
         args.style.apply();
-        let mut w = out::writer(args.output.as_deref())?;
+        let inputs: Vec<&std::path::Path> = args.file.iter().map(|p| p.as_path()).collect();
+        let mut w = out::create(args.output.as_deref(), &inputs)?;
         match args.style.width() {
             Some(width) => {
                 let mut wrap = Wrap::new(&mut w, width);
@@ -216,7 +217,7 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
             }
             None => report.write(&mut w, &name)?,
         }
-        w.flush()?;
+        w.finish()?;
         return Ok(());
     };
     // the machine-readable formats are the tables the report renders
@@ -244,10 +245,11 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
             "input": name,
             "tables": tables.iter().map(|t| t.to_json(TYPES)).collect::<Vec<_>>(),
         });
-        let mut w = out::writer(args.output.as_deref())?;
+        let inputs: Vec<&std::path::Path> = args.file.iter().map(|p| p.as_path()).collect();
+        let mut w = out::create(args.output.as_deref(), &inputs)?;
         serde_json::to_writer_pretty(&mut w, &doc)?;
         w.write_all(b"\n")?;
-        w.flush()?;
+        w.finish()?;
         return Ok(());
     }
     let want = args.table.name();
@@ -258,7 +260,8 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
             name: want.to_owned(),
             ..DataTable::default()
         });
-    crate::cmd::write_data(&table, data, TYPES, &meta, args.output.as_deref())
+    let inputs: Vec<&std::path::Path> = args.file.iter().map(|p| p.as_path()).collect();
+    crate::cmd::write_data(&table, data, TYPES, &meta, args.output.as_deref(), &inputs)
 }
 
 /// Column types that must not depend on the values.

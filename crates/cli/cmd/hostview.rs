@@ -72,11 +72,12 @@ impl OutputArgs {
     /// Run `write` on the chosen output and flush it.
     pub fn emit(
         &self,
-        write: impl FnOnce(&mut Box<dyn Write>) -> std::io::Result<()>,
+        input: &Path,
+        write: impl FnOnce(&mut out::Output) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
-        let mut w = out::writer(self.output.as_deref())?;
+        let mut w = out::create(self.output.as_deref(), &[input])?;
         write(&mut w)?;
-        w.flush()?;
+        w.finish()?;
         Ok(())
     }
 }
@@ -89,7 +90,7 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
         Input::Profile(p) => p,
         // not JSON either: let the reader say what the file is not
         Input::Records(_) if read::sniff(file)? != read::FileKind::Json => file.to_owned(),
-        Input::Records(_) => bail!(
+        Input::Records(_) | Input::Stream(..) => bail!(
             "{}: a record file; this command needs the profile itself (nsys or nvprof SQLite, or a PyTorch profiler trace), since records lack API calls, ranges and copies",
             file.display()
         ),

@@ -57,6 +57,7 @@ pub fn run(args: &IdleArgs) -> anyhow::Result<()> {
     };
     let (trace, _) = hostview::load(&args.file, true, args.out.quiet)?;
     let report = idle::compute(&trace, &opts);
-    args.out
-        .emit(|w| idle::write(w, &report, args.out.format(), args.out.name_width))
+    args.out.emit(&args.file, |w| {
+        idle::write(w, &report, args.out.format(), args.out.name_width)
+    })
 }

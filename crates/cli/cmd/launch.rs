@@ -68,7 +68,7 @@ pub fn run(args: &LaunchArgs) -> anyhow::Result<()> {
         CsvTable::LaunchBound => "launch-bound",
         CsvTable::Each => "each",
     };
-    args.out.emit(|w| {
+    args.out.emit(&args.file, |w| {
         launch::write(
             w,
             &report,

@@ -135,12 +135,12 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             .and_then(|()| w.flush())
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
-    let mut w = out::writer(args.output.as_deref())?;
+    let mut w = out::create(args.output.as_deref(), &[&args.file])?;
     match format {
         "csv" => render::write_csv(&mut w, &report, args.section)?,
         "json" => render::write_json(&mut w, &report)?,
         _ => render::write_table(&mut w, &report, args.name_width)?,
     }
-    w.flush()?;
+    w.finish()?;
     Ok(())
 }

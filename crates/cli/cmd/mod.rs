@@ -33,6 +33,7 @@ pub fn write_data(
     types: &[(&str, ColumnType)],
     metadata: &[(&str, String)],
     output: Option<&Path>,
+    inputs: &[&Path],
 ) -> anyhow::Result<()> {
     let to_file = output.filter(|p| *p != Path::new("-"));
     let name = to_file.map_or("<stdout>".to_owned(), |p| p.display().to_string());
@@ -42,13 +43,12 @@ pub fn write_data(
         )
         .into()),
         (DataFormat::Parquet, Some(p)) => {
-            let f = std::fs::File::create(p)
-                .with_context(|| format!("cannot create {}", p.display()))?;
-            let mut f = table
-                .write(std::io::BufWriter::new(f), format, types, metadata)
+            // a temporary file beside FILE, renamed when complete
+            let f = out::create(Some(p), inputs)?;
+            let f = table
+                .write(f, format, types, metadata)
                 .with_context(|| format!("writing {name}"))?;
-            f.flush().with_context(|| format!("writing {name}"))?;
-            Ok(())
+            f.finish()
         }
         (DataFormat::Parquet, None) => {
             let mut w = table.write(
@@ -61,12 +61,11 @@ pub fn write_data(
             Ok(())
         }
         _ => {
-            let mut w = out::writer(output)?;
+            let mut w = out::create(output, inputs)?;
             let mut buf = table.write(Vec::new(), format, types, metadata)?;
             w.write_all(&buf)?;
             buf.clear();
-            w.flush()?;
-            Ok(())
+            w.finish()
         }
     }
 }

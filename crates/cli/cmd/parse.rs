@@ -11,11 +11,35 @@ use rprof_trace::record::{DICT_VERSION, Header};
 use rprof_trace::{attribute, record::Record};
 
 use crate::args::{Format, ParseArgs};
-use crate::out;
 use crate::progress::{self, Phase};
+use crate::{input, out};
 
 pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
-    let path = &args.file;
+    let given = &args.file;
+    let already = || {
+        anyhow::anyhow!(
+            "{}: this is already a records file (rprof parse output or PyProf's .dict); give it to rprof prof, summary or gpu",
+            given.display()
+        )
+    };
+    // a pipe or FIFO is read once: spooled to a file when it is a profile
+    let path = &match input::spool::open(given)? {
+        input::spool::Opened::File(p) => p,
+        input::spool::Opened::Stream(mut r) => {
+            let mut head = Vec::new();
+            let _ =
+                std::io::Read::read_to_end(&mut std::io::Read::take(&mut r, 1 << 16), &mut head);
+            if input::looks_like_records(&head) {
+                return Err(already());
+            }
+            bail!(rprof_trace::Error::NotADatabase {
+                path: given.clone()
+            });
+        }
+    };
+    if read::sniff(path)? == read::FileKind::Json && input::starts_with_record(path)? {
+        return Err(already());
+    }
     let to_file = args.output.as_deref().filter(|p| *p != Path::new("-"));
     let on = progress::enabled(args.quiet, to_file.is_none());
     let reading = Phase::spinner(on, &format!("reading {}", path.display()));
@@ -30,7 +54,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     if args.strict && (stats.skipped_null > 0 || stats.non_positive_duration > 0) {
         bail!(
             "{}: {} kernel rows with NULL start/end, {} with end <= start (--strict)",
-            path.display(),
+            given.display(),
             stats.skipped_null,
             stats.non_positive_duration
         );
@@ -49,7 +73,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     if std::env::var_os("RPROF_TIMING").is_some() {
         let mut used = vec![false; trace.ranges.len()];
         for l in 0..trace.launches.len() as u32 {
-            for &r in enclosing.of(l) {
+            for r in enclosing.of(l) {
                 used[r as usize] = true;
             }
         }
@@ -70,11 +94,12 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         devices: trace.devices.clone(),
     };
     if args.format == Format::Parquet {
-        return parquet(args, &trace, &enclosing, &header, to_file, on);
+        return parquet(args, &trace, &enclosing, &header, (given, path), on);
     }
-    let mut w = out::writer(args.output.as_deref())?;
+    let mut w = out::create(args.output.as_deref(), &[given, path])?;
     let progress = Phase::bar(on, trace.kernels.len() as u64, "writing records", false);
     let format = args.format;
+    let mut write_error: Option<std::io::Error> = None;
     let built = build::build(
         &trace,
         &enclosing,
@@ -82,10 +107,16 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             compat: args.compat,
         },
         |records| {
-            for part in serialize(records, format) {
-                w.write_all(&part).map_err(|e| rprof_trace::Error::Io {
-                    path: args.output.clone().unwrap_or_else(|| "<stdout>".into()),
-                    source: e,
+            // a few hundred records at a time: the bytes held before they
+            // are written stay bounded however long the records are
+            for part in records.chunks(256).flat_map(|sub| serialize(sub, format)) {
+                w.write_all(&part).map_err(|e| {
+                    write_error = Some(e);
+                    rprof_trace::Error::Record {
+                        source_name: String::new(),
+                        line: 0,
+                        detail: "stopped".into(),
+                    }
                 })?;
             }
             progress.inc(records.len() as u64);
@@ -93,9 +124,11 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         },
     );
     drop(progress);
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
     let built = built?;
-    w.flush().context("writing records")?;
-    drop(w);
+    w.finish()?;
     if let (Some(p), Format::Json) = (to_file, args.format) {
         write_sidecar(p, &header)?;
     }
@@ -124,28 +157,20 @@ fn parquet(
     trace: &rprof_trace::model::Trace,
     enclosing: &attribute::Enclosing,
     header: &Header,
-    to_file: Option<&Path>,
+    inputs: (&Path, &Path),
     on: bool,
 ) -> anyhow::Result<()> {
     use rprof_report::parquet::ParquetTable;
-    let out: Box<dyn Write + Send> = match to_file {
-        Some(p) => Box::new(std::io::BufWriter::with_capacity(
-            1 << 16,
-            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        )),
-        None if std::io::stdout().is_terminal() => {
-            return Err(out::UsageError(
-                "--format parquet writes binary data: give -o FILE or redirect standard output"
-                    .into(),
-            )
-            .into());
-        }
-        None => Box::new(std::io::BufWriter::with_capacity(
-            1 << 16,
-            std::io::stdout(),
-        )),
-    };
-    let out_name = to_file.map_or("<stdout>".to_owned(), |p| p.display().to_string());
+    let to_file = args.output.as_deref().filter(|p| *p != Path::new("-"));
+    if to_file.is_none() && std::io::stdout().is_terminal() {
+        return Err(out::UsageError(
+            "--format parquet writes binary data: give -o FILE or redirect standard output".into(),
+        )
+        .into());
+    }
+    // written to a temporary file and renamed when complete (out::create)
+    let out = out::create(args.output.as_deref(), &[inputs.0, inputs.1])?;
+    let out_name = out.name().to_owned();
     let meta = [
         ("rprof", serde_json::to_string(header)?),
         ("rprof.source_file", args.file.display().to_string()),
@@ -183,10 +208,10 @@ fn parquet(
         return Err(e);
     }
     let built = built?;
-    let mut out = table
+    let out = table
         .finish()
         .with_context(|| format!("writing {out_name}"))?;
-    out.flush().with_context(|| format!("writing {out_name}"))?;
+    out.finish()?;
     report(args, trace, &built);
     Ok(())
 }

@@ -67,6 +67,10 @@ pub struct ProfArgs {
     pub file: Option<PathBuf>,
 }
 
+/// Widest table `-w` accepts: each row is padded to the width, so a huge
+/// one would be allocated per row.
+pub const MAX_WIDTH: usize = 100_000;
+
 fn after_help() -> String {
     format!(
         "Columns (-c):\n{}\nExamples:\n  \
@@ -106,6 +110,12 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         },
     };
     // check the layout before reading anything
+    if let Some(width) = args.width.filter(|w| *w > MAX_WIDTH) {
+        return Err(UsageError(format!(
+            "-w {width}: wider than rprof's limit of {MAX_WIDTH} characters"
+        ))
+        .into());
+    }
     if let Format::Columns(w) = format {
         rprof_report::printer::widths(&columns.0, w, args.compat)
             .map_err(|e| UsageError(e.to_string()))?;
@@ -118,7 +128,8 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         |cap: usize| Printer::new(Vec::with_capacity(cap), &columns.0, format, args.compat);
     let mut header = printer(256).map_err(|e| UsageError(e.to_string()))?;
     header.write_header()?;
-    let mut out = out::writer(args.output.as_deref())?;
+    let inputs: Vec<&std::path::Path> = args.file.iter().map(|p| p.as_path()).collect();
+    let mut out = out::create(args.output.as_deref(), &inputs)?;
     out.write_all(&header.into_inner()?)?;
     let mut models = Models::with_mode(mode);
     let mut summary = Summary::default();
@@ -169,6 +180,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
     });
     out.flush()?;
     result?;
+    out.finish()?;
     // the backward-lookup indexes hold an entry per sequence id of the run;
     // freeing them one by one only delays the exit
     std::mem::forget(models);

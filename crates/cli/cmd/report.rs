@@ -1,7 +1,6 @@
 //! `rprof report`: one self-contained HTML page with charts, or the charts
 //! alone as SVG files.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -65,16 +64,16 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         .build()
         .map_err(|e| UsageError(format!("--step: not a regular expression: {e}")))?;
     let files = super::dist::expand(&args.inputs)?;
-    if let Some(o) = &args.output
-        && o.as_os_str() != "-"
-        && files.iter().any(|f| same_file(o, f))
-    {
-        return Err(UsageError(format!(
-            "-o {}: that is an input; refusing to overwrite it",
-            o.display()
-        ))
-        .into());
-    }
+    // -o naming an input is refused before anything is read
+    let inputs: Vec<&std::path::Path> = files
+        .iter()
+        .chain(&args.inputs)
+        .map(|p| p.as_path())
+        .collect();
+    let target = match &args.output {
+        Some(o) => Some(crate::out::create(Some(o), &inputs)?),
+        None => None,
+    };
     let command = format!(
         "rprof report {}",
         args.inputs
@@ -110,54 +109,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
             );
         }
     }
-    if let Some(o) = &args.output {
-        if o.as_os_str() == "-" {
-            let mut w = crate::out::writer(None)?;
-            html::write_html(&mut w, &page)?;
-            w.flush()?;
-        } else {
-            write_atomically(o, |w| html::write_html(w, &page))
-                .with_context(|| format!("cannot write {}", o.display()))?;
-        }
+    if let Some(mut w) = target {
+        // a temporary file beside FILE, renamed only when the page is whole
+        html::write_html(&mut w, &page)?;
+        w.finish()?;
     }
     Ok(())
-}
-
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
-/// Write to a temporary file beside `path`, then rename: never a partial
-/// page under the final name.
-fn write_atomically(
-    path: &std::path::Path,
-    f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(
-        ".{}.rprof-tmp-{}",
-        name.unwrap_or_else(|| "out".into()),
-        std::process::id()
-    ));
-    let result = (|| {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::new(file);
-        f(&mut w)?;
-        w.flush()?;
-        w.get_ref().sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// The page of one profile: one read feeds every section.

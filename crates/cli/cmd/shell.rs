@@ -2,7 +2,6 @@
 //! from the argument definitions (clap_complete, clap_mangen), so they never
 //! drift from the options.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -39,9 +38,9 @@ pub struct ManArgs {
 
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<()> {
     let mut cmd = Cli::command();
-    let mut w = out::writer(None)?;
+    let mut w = out::create(None, &[])?;
     clap_complete::generate(args.shell, &mut cmd, "rprof", &mut w);
-    w.flush()?;
+    w.finish()?;
     Ok(())
 }
 
@@ -49,9 +48,9 @@ pub fn man(args: &ManArgs) -> anyhow::Result<()> {
     let cmd = Cli::command();
     match &args.dir {
         None => {
-            let mut w = out::writer(None)?;
+            let mut w = out::create(None, &[])?;
             clap_mangen::Man::new(cmd).render(&mut w)?;
-            w.flush()?;
+            w.finish()?;
         }
         Some(dir) => {
             std::fs::create_dir_all(dir)

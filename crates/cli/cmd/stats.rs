@@ -202,7 +202,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         time: args.timeunit,
         mem: args.memunit,
     };
-    let mut w = out::writer(args.output.as_deref())?;
+    let mut w = out::create(args.output.as_deref(), &[&args.file])?;
     let mut json = serde_json::Map::new();
     let many = requests.len() > 1;
     for (i, req) in requests.iter().enumerate() {
@@ -250,7 +250,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut w, &serde_json::Value::Object(json))?;
         writeln!(w)?;
     }
-    w.flush()?;
+    w.finish()?;
     std::mem::forget(view);
     std::mem::forget(data);
     Ok(())

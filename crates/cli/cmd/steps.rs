@@ -52,6 +52,7 @@ pub fn run(args: &StepsArgs) -> anyhow::Result<()> {
     };
     let (trace, innermost) = hostview::load(&args.file, false, args.out.quiet)?;
     let report = steps::compute(&trace, &StepOptions { pattern }, &innermost);
-    args.out
-        .emit(|w| steps::write(w, &report, args.out.format(), args.out.name_width))
+    args.out.emit(&args.file, |w| {
+        steps::write(w, &report, args.out.format(), args.out.name_width)
+    })
 }

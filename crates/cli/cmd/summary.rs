@@ -135,10 +135,11 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         (None, _, true) => OutFormat::Json,
         _ => OutFormat::Table,
     };
+    let inputs: Vec<&std::path::Path> = args.file.iter().map(|p| p.as_path()).collect();
     match format {
         OutFormat::Table => {
             args.table.apply();
-            let mut w = out::writer(args.output.as_deref())?;
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
             match args.table.width() {
                 Some(width) => {
                     let mut wrap = Wrap::new(&mut w, width);
@@ -147,21 +148,21 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
                 }
                 None => summary::write_table(&mut w, &report, args.by, args.name_width)?,
             }
-            w.flush()?;
+            w.finish()?;
         }
         OutFormat::Csv => {
-            let mut w = out::writer(args.output.as_deref())?;
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
             if args.copies {
                 summary::write_csv_with_copies(&mut w, &report)?;
             } else {
                 summary::write_csv(&mut w, &report)?;
             }
-            w.flush()?;
+            w.finish()?;
         }
         OutFormat::Json => {
-            let mut w = out::writer(args.output.as_deref())?;
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
             summary::write_json(&mut w, &report)?;
-            w.flush()?;
+            w.finish()?;
         }
         OutFormat::Tsv | OutFormat::Parquet => {
             // both from the CSV, so that every column of it is in them
@@ -176,7 +177,7 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
                 ("rprof.total_ns", report.total_ns.to_string()),
             ];
             let data = format.data().unwrap_or(DataFormat::Tsv);
-            crate::cmd::write_data(&table, data, TYPES, &meta, args.output.as_deref())?;
+            crate::cmd::write_data(&table, data, TYPES, &meta, args.output.as_deref(), &inputs)?;
         }
     }
     Ok(())

@@ -32,12 +32,17 @@ pub struct Launch {
 impl Launch {
     /// Threads per block.
     pub fn threads_per_block(&self) -> i64 {
-        self.block.iter().map(|&d| d.max(1)).product()
+        // saturating: the dimensions come from the input
+        self.block
+            .iter()
+            .fold(1i64, |a, &d| a.saturating_mul(d.max(1)))
     }
 
     /// Blocks in the grid.
     pub fn blocks(&self) -> i64 {
-        self.grid.iter().map(|&d| d.max(1)).product()
+        self.grid
+            .iter()
+            .fold(1i64, |a, &d| a.saturating_mul(d.max(1)))
     }
 }
 
@@ -78,11 +83,18 @@ pub struct Occupancy {
 }
 
 fn div_up(a: i64, b: i64) -> i64 {
-    if b <= 0 { 0 } else { (a + b - 1) / b }
+    if b <= 0 {
+        0
+    } else {
+        a.saturating_add(b - 1) / b
+    }
 }
 
+// Limits and launches come from the input (a records header, a device
+// table, Kineto's deviceProperties): products saturate instead of wrapping
+// (a huge warp size once wrapped registers × warp size to 0, a divisor).
 fn round_up(a: i64, unit: i64) -> i64 {
-    div_up(a, unit) * unit.max(1)
+    div_up(a, unit).saturating_mul(unit.max(1))
 }
 
 /// Resident blocks per SM and the limiting resource.
@@ -97,11 +109,11 @@ pub fn occupancy(l: &Limits, launch: &Launch) -> Occupancy {
         limits.push((l.max_warps_per_sm / warps_per_block, Limiter::Warps));
     }
     if let Some(regs) = launch.regs_per_thread.filter(|&r| r > 0) {
-        let per_warp = round_up(regs * l.warp_size, l.reg_alloc_unit);
-        let per_block = per_warp * warps_per_block;
+        let per_warp = round_up(regs.saturating_mul(l.warp_size), l.reg_alloc_unit).max(1);
+        let per_block = per_warp.saturating_mul(warps_per_block);
         // the hardware checks the per-block limit as if the block's warps
         // were spread over every register-file partition
-        let assumed = per_warp * round_up(warps_per_block, l.sub_partitions);
+        let assumed = per_warp.saturating_mul(round_up(warps_per_block, l.sub_partitions));
         let blocks = if regs > l.max_regs_per_thread
             || per_block > l.regs_per_block
             || assumed > l.regs_per_block
@@ -109,13 +121,16 @@ pub fn occupancy(l: &Limits, launch: &Launch) -> Occupancy {
             0
         } else {
             let per_partition = l.regs_per_sm / l.sub_partitions.max(1);
-            (per_partition / per_warp) * l.sub_partitions / warps_per_block
+            (per_partition / per_warp).saturating_mul(l.sub_partitions.max(1)) / warps_per_block
         };
         limits.push((blocks, Limiter::Registers));
     }
     let smem = launch.smem_per_block.unwrap_or(0).max(0);
     if smem > 0 || l.smem_reserved_per_block > 0 {
-        let per_block = round_up(smem + l.smem_reserved_per_block, l.smem_alloc_unit);
+        let per_block = round_up(
+            smem.saturating_add(l.smem_reserved_per_block.max(0)),
+            l.smem_alloc_unit,
+        );
         let blocks = if smem > l.smem_per_block {
             0
         } else {
@@ -133,7 +148,7 @@ pub fn occupancy(l: &Limits, launch: &Launch) -> Occupancy {
     Occupancy {
         active_blocks: active,
         limiter,
-        theoretical: (active * warps_per_block) as f64 / l.max_warps_per_sm.max(1) as f64,
+        theoretical: active as f64 * warps_per_block as f64 / l.max_warps_per_sm.max(1) as f64,
     }
 }
 
@@ -148,7 +163,10 @@ pub fn estimated_achieved(l: &Limits, launch: &Launch) -> Option<f64> {
     let sms = l.sm_count?;
     let per_sm = blocks_per_sm(launch, sms)?;
     let active = occupancy(l, launch).active_blocks as f64;
-    let threads_per_sm = (l.max_warps_per_sm * l.warp_size) as f64;
+    let threads_per_sm = l.max_warps_per_sm as f64 * l.warp_size as f64;
+    if threads_per_sm <= 0.0 {
+        return None;
+    }
     Some(per_sm.min(active) * launch.threads_per_block() as f64 / threads_per_sm)
 }
 
@@ -161,7 +179,10 @@ pub fn kineto_percent(l: &Limits, launch: &Launch) -> Option<i64> {
     let kl = l.with_default_smem_limit();
     let active = occupancy(&kl, launch).active_blocks as f32;
     let per_sm = launch.blocks() as f32 / sms as f32;
-    let threads_per_sm = (kl.max_warps_per_sm * kl.warp_size) as f32;
+    let threads_per_sm = kl.max_warps_per_sm as f32 * kl.warp_size as f32;
+    if threads_per_sm <= 0.0 {
+        return None;
+    }
     let occ = per_sm.min(active) * launch.threads_per_block() as f32 / threads_per_sm;
     Some(round_percent(f64::from(occ)))
 }

@@ -38,8 +38,8 @@ pub fn merge(intervals: &[Busy], lo: i64, hi: i64) -> Vec<Busy> {
 pub fn union_ns(intervals: &[Busy], lo: i64, hi: i64) -> i64 {
     merge(intervals, lo, hi)
         .iter()
-        .map(|b| b.end_ns - b.start_ns)
-        .sum()
+        .map(|b| b.end_ns.saturating_sub(b.start_ns))
+        .fold(0i64, i64::saturating_add)
 }
 
 /// Busy time per bucket of `width_ns` from `lo` to `hi` (the last bucket
@@ -62,13 +62,13 @@ pub fn buckets(intervals: &[Busy], lo: i64, hi: i64, width_ns: i64) -> Vec<(i64,
             if b.start_ns >= end {
                 break;
             }
-            busy += b.end_ns.min(end) - b.start_ns.max(start);
+            busy = busy.saturating_add(b.end_ns.min(end).saturating_sub(b.start_ns.max(start)));
             if b.end_ns > end {
                 break;
             }
             i += 1;
         }
-        out.push((start, end - start, busy));
+        out.push((start, end.saturating_sub(start), busy));
         start = end;
     }
     out

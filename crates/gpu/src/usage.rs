@@ -87,7 +87,7 @@ impl DeviceUsage {
 
     /// Busy time / window length (`None` for an empty window).
     pub fn utilization(&self, lo: i64, hi: i64) -> Option<f64> {
-        (hi > lo).then(|| self.busy_ns(lo, hi) as f64 / (hi - lo) as f64)
+        (hi > lo).then(|| self.busy_ns(lo, hi) as f64 / (hi as f64 - lo as f64))
     }
 
     /// Busy time per bucket: see [`timeline::buckets`].

@@ -24,6 +24,11 @@ use rprof_ops::{KernelEstimate, Tc};
 use crate::model::{dtype_of, known_bytes, known_flops};
 use crate::text;
 
+/// Most utilization buckets `rprof gpu --buckets` prints: a span of
+/// about 17 minutes in 10 ms buckets. Two kernels far apart in time would
+/// otherwise ask for billions of rows.
+pub const MAX_BUCKETS: usize = 100_000;
+
 /// Rows of the roofline: per op or per kernel name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoofBy {
@@ -357,7 +362,8 @@ impl GpuReport {
             k.achieved.add(dur, achieved);
             if let Some(o) = occ {
                 k.theoretical.add(dur, Some(o.theoretical));
-                k.limiter_ns[limiter_index(o.limiter)] += dur;
+                let slot = &mut k.limiter_ns[limiter_index(o.limiter)];
+                *slot = slot.saturating_add(dur);
                 k.limited = true;
             }
         }
@@ -420,7 +426,7 @@ impl GpuReport {
                     let d = mine.abs_diff(theirs);
                     let s = &mut ck.stats;
                     s.compared += 1;
-                    s.sum_abs += d;
+                    s.sum_abs = s.sum_abs.saturating_add(d);
                     s.max_abs = s.max_abs.max(d);
                     s.equal += u64::from(d == 0);
                     s.within_one += u64::from(d <= 1);
@@ -486,9 +492,24 @@ impl GpuReport {
             .collect()
     }
 
-    /// Write the report as text.
+    /// Write the report as text. Fails before writing anything when the
+    /// buckets asked for would be more than [`MAX_BUCKETS`].
     pub fn write<W: Write>(&self, mut w: W, name: &str) -> io::Result<()> {
-        writeln!(w, "rprof gpu: {name}")?;
+        if let (Some(width), Some((lo, hi))) = (self.opts.bucket_ns, usage::span(&self.usage)) {
+            let n = (i128::from(hi) - i128::from(lo)).div_euclid(i128::from(width.max(1))) + 1;
+            if n > MAX_BUCKETS as i128 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{}: --buckets={} ms would print {n} buckets over the {} ms span, more than rprof's limit of {MAX_BUCKETS}; use wider buckets",
+                        crate::escape::escape_control(name),
+                        text::ms(width),
+                        text::ms(hi.saturating_sub(lo)),
+                    ),
+                ));
+            }
+        }
+        writeln!(w, "rprof gpu: {}", crate::escape::escape_control(name))?;
         if self.total.0 == 0 {
             writeln!(w, "No GPU kernels in this input.")?;
             return Ok(());
@@ -534,7 +555,7 @@ impl GpuReport {
             Some((lo, hi)) => writeln!(
                 w,
                 "Span: {} ms, from the first kernel start to the last kernel end on any GPU in the input (t = 0 at the first kernel start).",
-                text::ms(hi - lo)
+                text::ms(hi.saturating_sub(lo))
             )?,
             None => writeln!(
                 w,
@@ -565,7 +586,10 @@ impl GpuReport {
             let l = &dev.limits;
             t.add_row(vec![
                 dev.device.to_string(),
-                dev.name.clone().unwrap_or_else(|| "(unknown)".into()),
+                dev.name.as_deref().map_or_else(
+                    || "(unknown)".into(),
+                    |n| crate::escape::escape_control(n).into_owned(),
+                ),
                 match l.sm_count {
                     None => "-".into(),
                     Some(n) if dev.sm_count_inferred => format!("{n} (inferred)"),
@@ -682,7 +706,11 @@ impl GpuReport {
             let Some(&(s, len, _)) = cols.first().and_then(|c| c.1.get(i)) else {
                 break;
             };
-            let mut line = format!("{:>12} {:>12}", text::ms(s - lo), text::ms(s - lo + len));
+            let mut line = format!(
+                "{:>12} {:>12}",
+                text::ms(s.saturating_sub(lo)),
+                text::ms(s.saturating_sub(lo).saturating_add(len))
+            );
             for (_, b) in &cols {
                 let v = b
                     .get(i)
@@ -817,7 +845,11 @@ impl GpuReport {
             return Ok(());
         }
         let known_kernels: u64 = self.roof.iter().map(|g| g.count).sum();
-        let known_ns: i64 = self.roof.iter().map(|g| g.dur_ns).sum();
+        let known_ns: i64 = self
+            .roof
+            .iter()
+            .map(|g| g.dur_ns)
+            .fold(0, i64::saturating_add);
         // one section per GPU model (devices with the same label share it)
         let mut labels: Vec<(String, Option<&'static GpuSpec>, Vec<usize>)> = Vec::new();
         let mut order: Vec<(usize, &Device)> = self.devices.list().iter().enumerate().collect();
@@ -838,7 +870,7 @@ impl GpuReport {
                 {
                     Some(x) => {
                         x.count += g.count;
-                        x.dur_ns += g.dur_ns;
+                        x.dur_ns = x.dur_ns.saturating_add(g.dur_ns);
                         x.flops = x.flops.saturating_add(g.flops);
                         x.bytes = x.bytes.saturating_add(g.bytes);
                     }
@@ -1028,7 +1060,7 @@ impl GpuReport {
                 x.smem.to_string(),
                 x.rprof_pct.to_string(),
                 x.kineto_pct.to_string(),
-                format!("{:+}", x.rprof_pct - x.kineto_pct),
+                format!("{:+}", i128::from(x.rprof_pct) - i128::from(x.kineto_pct)),
                 x.rule_pct.map_or("-".into(), |r| r.to_string()),
             ]);
         }

@@ -21,6 +21,7 @@
 //! - [`steps`], [`idle`], [`launch`]: `rprof steps`, `rprof idle`, `rprof
 //!   launch`: step breakdown, GPU idle gaps and their causes, launch
 //!   overhead and queues ([`host`] holds what they share).
+//! - [`escape`]: control characters made visible for terminals.
 //! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
 //!   JSON writer.
 //!
@@ -40,6 +41,7 @@ pub mod column;
 pub mod dataout;
 pub mod diff;
 pub mod dist;
+pub mod escape;
 pub mod gpu;
 pub mod host;
 pub mod html;

@@ -192,6 +192,15 @@ impl<W: Write> Printer<W> {
         for (i, col) in self.columns.iter().enumerate() {
             self.cell.clear();
             let v = row.value(*col, columnated, &mut self.cell);
+            // trace text reaches a terminal here: control characters made
+            // visible (CSV quotes its fields instead)
+            if matches!(v, Value::Text)
+                && !matches!(self.sink, Sink::Csv(_))
+                && self.cell.chars().any(char::is_control)
+            {
+                let raw = std::mem::take(&mut self.cell);
+                crate::escape::push_escaped(&mut self.cell, &raw);
+            }
             match &mut self.sink {
                 Sink::Space(_) => {
                     if i > 0 {

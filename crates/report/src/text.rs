@@ -349,7 +349,9 @@ pub fn pct(x: Option<f64>, d: usize) -> String {
 }
 
 /// At most `width` characters of `s` (0: all), the cut marked with `…`.
+/// Control characters are escaped first (trace text is data).
 pub fn clip(s: &str, width: usize) -> String {
+    let s = &*crate::escape::escape_control(s);
     if width == 0 || s.chars().count() <= width {
         return s.to_owned();
     }

@@ -7,39 +7,99 @@
 //! nanosecond the outer one is first), then in file order.
 //!
 //! Instead of PyProf's one query per kernel, each thread's ranges and launch
-//! calls are sorted once and swept together, threads in parallel:
-//! O((launches + ranges) log n + output).
+//! calls are sorted once and swept together, threads in parallel.
+//!
+//! The lists are stored as shared stacks: a tree of nodes (range, parent)
+//! and one node per launch, the innermost of its list. N kernels under the
+//! same N nested ranges cost O(N) memory, not O(N²) (a real capture wraps
+//! every kernel in 702 nested markers). While the open ranges of a thread
+//! are properly nested (each ends no later than the one around it), the
+//! ranges enclosing a launch are a prefix of them, found by binary search;
+//! once they are not, the open ranges are kept ordered by end. Either way a
+//! launch costs O(log n) plus its own enclosing ranges when they are not
+//! already a shared prefix: N open ranges overlapping N launches that
+//! enclose none cost O(N log N), not O(N²).
 
 use rayon::prelude::*;
 
+use std::collections::BTreeSet;
+use std::ops::Bound::{Excluded, Unbounded};
+
+use crate::FastMap as HashMap;
 use crate::model::{Launch, Range};
 
+/// No node: the empty list.
+const ROOT: u32 = u32::MAX;
+
 /// Enclosing ranges per launch call, as indices into the trace's ranges,
-/// outermost first.
+/// outermost first, stored as shared stacks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Enclosing {
-    offsets: Vec<u32>,
-    items: Vec<u32>,
+    /// (range index, parent node or [`ROOT`]).
+    nodes: Vec<(u32, u32)>,
+    /// The innermost node of each launch's list, or [`ROOT`].
+    launch_node: Vec<u32>,
 }
 
 impl Enclosing {
-    /// The ranges enclosing launch `launch`.
-    pub fn of(&self, launch: u32) -> &[u32] {
-        let i = launch as usize;
-        match (self.offsets.get(i), self.offsets.get(i + 1)) {
-            (Some(&a), Some(&b)) => self.items.get(a as usize..b as usize).unwrap_or(&[]),
-            _ => &[],
+    /// The ranges enclosing launch `launch`, outermost first.
+    pub fn of(&self, launch: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut n = self
+            .launch_node
+            .get(launch as usize)
+            .copied()
+            .unwrap_or(ROOT);
+        while let Some(&(range, parent)) = self.nodes.get(n as usize) {
+            out.push(range);
+            n = parent;
         }
+        out.reverse();
+        out
+    }
+
+    /// How many ranges enclose launch `launch`.
+    pub fn depth(&self, launch: u32) -> usize {
+        let mut d = 0;
+        let mut n = self
+            .launch_node
+            .get(launch as usize)
+            .copied()
+            .unwrap_or(ROOT);
+        while let Some(&(_, parent)) = self.nodes.get(n as usize) {
+            d += 1;
+            n = parent;
+        }
+        d
+    }
+
+    /// True when no range encloses launch `launch`.
+    pub fn is_empty_for(&self, launch: u32) -> bool {
+        self.launch_node
+            .get(launch as usize)
+            .is_none_or(|&n| n == ROOT)
+    }
+
+    /// The innermost range enclosing launch `launch`.
+    pub fn innermost(&self, launch: u32) -> Option<u32> {
+        let n = *self.launch_node.get(launch as usize)?;
+        self.nodes.get(n as usize).map(|&(r, _)| r)
     }
 
     /// Number of launches covered.
     pub fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
+        self.launch_node.len()
     }
 
     /// True when no launches are covered.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Stack nodes stored (for measurements: linear in the input when
+    /// ranges nest).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
     }
 }
 
@@ -86,7 +146,7 @@ pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
         rest = r;
     }
 
-    let per_group: Vec<(Vec<u32>, Vec<u32>)> = groups
+    let per_group: Vec<Stacks> = groups
         .par_iter()
         .map(|g| {
             let t = g[0].thread;
@@ -96,61 +156,112 @@ pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
         })
         .collect();
 
-    let mut counts = vec![0u32; launches.len()];
-    for (g, (cnt, _)) in groups.iter().zip(&per_group) {
-        for (l, &c) in g.iter().zip(cnt) {
-            counts[l.index as usize] = c;
+    let mut nodes: Vec<(u32, u32)> =
+        Vec::with_capacity(per_group.iter().map(|s| s.nodes.len()).sum());
+    let mut launch_node = vec![ROOT; launches.len()];
+    for (g, st) in groups.iter().zip(per_group) {
+        let offset = nodes.len() as u32;
+        let shift = |n: u32| if n == ROOT { ROOT } else { n + offset };
+        nodes.extend(st.nodes.iter().map(|&(r, p)| (r, shift(p))));
+        for (l, &n) in g.iter().zip(&st.per_launch) {
+            launch_node[l.index as usize] = shift(n);
         }
     }
-    let mut offsets = Vec::with_capacity(launches.len() + 1);
-    let mut acc = 0u32;
-    offsets.push(0);
-    for c in &counts {
-        acc += c;
-        offsets.push(acc);
+    Enclosing { nodes, launch_node }
+}
+
+/// One thread's shared stacks: nodes (range, parent) local to the thread,
+/// and each launch's innermost node.
+struct Stacks {
+    nodes: Vec<(u32, u32)>,
+    per_launch: Vec<u32>,
+}
+
+impl Stacks {
+    /// The node for `range` on top of `parent`, made once.
+    fn intern(&mut self, index: &mut HashMap<(u32, u32), u32>, parent: u32, range: u32) -> u32 {
+        *index.entry((parent, range)).or_insert_with(|| {
+            self.nodes.push((range, parent));
+            self.nodes.len() as u32 - 1
+        })
     }
-    let mut items = vec![0u32; acc as usize];
-    for (g, (cnt, found)) in groups.iter().zip(&per_group) {
-        let mut pos = 0usize;
-        for (l, &c) in g.iter().zip(cnt) {
-            let dst = offsets[l.index as usize] as usize;
-            items[dst..dst + c as usize].copy_from_slice(&found[pos..pos + c as usize]);
-            pos += c as usize;
-        }
-    }
-    Enclosing { offsets, items }
 }
 
 /// One thread: launches and ranges both sorted by start; `base` is the
-/// index of the thread's first range. Returns the count per launch and the
-/// concatenated enclosing lists (range indices).
-fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> (Vec<u32>, Vec<u32>) {
-    let mut counts = Vec::with_capacity(group.len());
-    let mut found = Vec::new();
+/// index of the thread's first range.
+fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
+    let mut st = Stacks {
+        nodes: Vec::new(),
+        per_launch: Vec::with_capacity(group.len()),
+    };
+    let mut index: HashMap<(u32, u32), u32> = HashMap::default();
     // ranges that started before the current call and have not ended before
-    // it, in start order (appending keeps the order): (end, index)
+    // it, in start order (appending keeps the order): (end, index), with
+    // the node of each prefix of the list; their ends never increase
+    // (nested ranges)
     let mut active: Vec<(i64, u32)> = Vec::new();
+    let mut prefix_node: Vec<u32> = Vec::new();
+    // once an open range ends later than the one opened before it (not
+    // nested), the open ranges move to a set ordered by end: ended ones
+    // leave from its start, enclosing ones are those after the call's end,
+    // so a call costs O(log n + its enclosing ranges)
+    let mut by_end: Option<BTreeSet<(i64, u32)>> = None;
     let mut next = 0usize;
     for l in group {
         while let Some(r) = thread_ranges.get(next) {
             if r.start_ns >= l.start_ns {
                 break;
             }
-            active.push((r.end_ns, base + next as u32));
+            let range = base + next as u32;
             next += 1;
+            if by_end.is_none() && active.last().is_some_and(|&(end, _)| r.end_ns > end) {
+                by_end = Some(active.drain(..).collect());
+                prefix_node.clear();
+            }
+            match &mut by_end {
+                Some(set) => {
+                    set.insert((r.end_ns, range));
+                }
+                None => {
+                    let parent = prefix_node.last().copied().unwrap_or(ROOT);
+                    active.push((r.end_ns, range));
+                    let node = st.intern(&mut index, parent, range);
+                    prefix_node.push(node);
+                }
+            }
         }
         // a range ending at or before this call's start encloses no later call
-        active.retain(|&(end, _)| end > l.start_ns);
-        let before = found.len();
-        found.extend(
-            active
-                .iter()
-                .filter(|&&(end, _)| end > l.end_ns)
-                .map(|&(_, i)| i),
-        );
-        counts.push((found.len() - before) as u32);
+        let node = match &mut by_end {
+            None => {
+                // nested: the ended ranges are the innermost ones, and the
+                // enclosing ones a prefix
+                while active.last().is_some_and(|&(end, _)| end <= l.start_ns) {
+                    active.pop();
+                    prefix_node.pop();
+                }
+                let n = active.partition_point(|&(end, _)| end > l.end_ns);
+                if n == 0 { ROOT } else { prefix_node[n - 1] }
+            }
+            Some(set) => {
+                while set.first().is_some_and(|&(end, _)| end <= l.start_ns) {
+                    set.pop_first();
+                }
+                let mut enclosing: Vec<u32> = set
+                    .range((Excluded((l.end_ns, u32::MAX)), Unbounded))
+                    .map(|&(_, range)| range)
+                    .collect();
+                // range order is start order, outermost first
+                enclosing.sort_unstable();
+                let mut parent = ROOT;
+                for range in enclosing {
+                    parent = st.intern(&mut index, parent, range);
+                }
+                parent
+            }
+        };
+        st.per_launch.push(node);
     }
-    (counts, found)
+    st
 }
 
 #[cfg(test)]
@@ -227,11 +338,89 @@ mod tests {
                 .map(|&i| ranges[i as usize].text.0)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(orders(e.of(0)), [0, 2, 1]);
-        assert_eq!(orders(e.of(1)), [0, 2, 3]);
-        assert_eq!(orders(e.of(2)), [0]);
-        assert_eq!(e.of(3), &[] as &[u32]);
-        assert_eq!(e.of(99), &[] as &[u32]);
+        assert_eq!(orders(&e.of(0)), [0, 2, 1]);
+        assert_eq!(orders(&e.of(1)), [0, 2, 3]);
+        assert_eq!(orders(&e.of(2)), [0]);
+        assert_eq!(e.of(3), Vec::<u32>::new());
+        assert_eq!(e.of(99), Vec::<u32>::new());
+    }
+
+    /// N kernels under the same N nested ranges: N stack nodes, not N²
+    /// list entries; every list is still the whole stack at its launch.
+    #[test]
+    fn deep_nesting_shares_stacks() {
+        let n = 8000i64;
+        // range i spans [i, 4n - i]: nested, outermost first
+        let mut ranges: Vec<Range> = (0..n).map(|i| range(1, i, 4 * n - i, i as u32)).collect();
+        // launch j sits inside every range (after the last start)
+        let launches: Vec<Launch> = (0..n).map(|j| launch(1, n + j, n + j)).collect();
+        let e = attribute(&launches, &mut ranges);
+        assert_eq!(e.node_count(), n as usize);
+        for j in [0u32, 1, 4000, 7999] {
+            assert_eq!(e.depth(j), n as usize);
+            let texts: Vec<u32> = e.of(j).iter().map(|&r| ranges[r as usize].text.0).collect();
+            assert_eq!(texts, (0..n as u32).collect::<Vec<_>>());
+            assert_eq!(
+                e.innermost(j).map(|r| ranges[r as usize].text.0),
+                Some(n as u32 - 1)
+            );
+        }
+    }
+
+    /// N open ranges that overlap N launches and enclose none (the
+    /// launches overlap each other and outlast every range): no list is
+    /// stored, and every launch is answered from the end-ordered set.
+    #[test]
+    fn overlapping_ranges_enclosing_none() {
+        let n = 5000i64;
+        // ends increase with starts: not nested
+        let mut ranges: Vec<Range> = (0..n).map(|i| range(1, i, 5 * n + i, i as u32)).collect();
+        let launches: Vec<Launch> = (0..n).map(|j| launch(1, n + j, 10 * n)).collect();
+        let e = attribute(&launches, &mut ranges);
+        // (the first range was interned before the second showed no nesting)
+        assert!(e.node_count() <= 1);
+        assert!((0..n as u32).all(|j| e.is_empty_for(j)));
+        // one launch inside them all sees every range, in start order
+        let mut launches = launches;
+        launches.push(launch(1, 2 * n, 2 * n + 1));
+        let e = attribute(&launches, &mut ranges);
+        let last = n as u32;
+        let texts: Vec<u32> = e
+            .of(last)
+            .iter()
+            .map(|&r| ranges[r as usize].text.0)
+            .collect();
+        assert_eq!(texts, (0..n as u32).collect::<Vec<_>>());
+    }
+
+    proptest! {
+        /// Properly nested ranges (the fast path) against the definition.
+        #[test]
+        fn nested_sweep_agrees_with_brute_force(
+            spans in prop::collection::vec((0u64..2, 0i64..50, 1i64..50), 0..40),
+            ls in prop::collection::vec((0u64..2, 0i64..200, 0i64..20), 0..60),
+        ) {
+            // ranges nested by construction: each inside the previous one
+            // of its thread, or after it
+            let mut ranges = Vec::new();
+            let mut last: [(i64, i64); 2] = [(0, 1000); 2];
+            for (i, &(t, a, b)) in spans.iter().enumerate() {
+                let (lo, hi) = last[t as usize];
+                let start = (lo + a).min(hi - 1);
+                let end = (start + b).min(hi).max(start);
+                ranges.push(range(t, start, end, i as u32));
+                last[t as usize] = if end - start > 2 { (start, end) } else { (end, 1000) };
+            }
+            let launches: Vec<Launch> = ls.iter().map(|&(t, s, d)| launch(t, s, s + d)).collect();
+            let want = brute_force(&launches, &ranges);
+            let mut sorted = ranges.clone();
+            let e = attribute(&launches, &mut sorted);
+            for (i, w) in want.iter().enumerate() {
+                let got: Vec<u32> = e.of(i as u32).iter().map(|&r| sorted[r as usize].text.0).collect();
+                let want: Vec<u32> = w.iter().map(|&r| ranges[r as usize].text.0).collect();
+                prop_assert_eq!(got, want);
+            }
+        }
     }
 
     proptest! {

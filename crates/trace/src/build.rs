@@ -22,6 +22,10 @@ use crate::strings::StrRef;
 /// Kernels per chunk: bounds memory, keeps the parallel part busy.
 pub const CHUNK: usize = 4 * 1024;
 
+/// Enclosing ranges (summed over its kernels) after which a chunk ends
+/// early: bounds the memory of the stacks a chunk's records hold.
+pub const STACK_BUDGET: usize = 1 << 20;
+
 /// How to build records.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BuildOptions {
@@ -172,7 +176,25 @@ pub fn build(
 
     let mut high_water: HashMap<u64, i64> = HashMap::default();
     let mut seq = SeqState::default();
-    for chunk in order.chunks(CHUNK) {
+    // chunks of at most CHUNK kernels and about STACK_BUDGET enclosing
+    // ranges: each record holds its stack, so deep nesting makes smaller
+    // chunks and memory stays bounded
+    let mut chunks: Vec<&[u32]> = Vec::new();
+    let mut rest = order.as_slice();
+    while !rest.is_empty() {
+        let mut n = 0usize;
+        let mut depth = 0usize;
+        while n < rest.len().min(CHUNK) && (n == 0 || depth < STACK_BUDGET) {
+            if let Some(l) = trace.kernels[rest[n] as usize].launch {
+                depth += enclosing.depth(l);
+            }
+            n += 1;
+        }
+        let (c, r) = rest.split_at(n);
+        chunks.push(c);
+        rest = r;
+    }
+    for chunk in chunks {
         // Which enclosing ranges each kernel sees. In compat mode PyProf has
         // deleted, per thread, every range that ended before an earlier
         // processed kernel's launch started.
@@ -238,7 +260,7 @@ pub fn build(
             let ids = seq.next(&c.seq_ids, c.bprop, &c.op, &c.mod_, compat);
             stats.undecodable_markers += u64::from(c.undecodable);
             match k.launch {
-                Some(l) if enclosing.of(l).is_empty() => {
+                Some(l) if enclosing.is_empty_for(l) => {
                     stats.without_nvtx += 1;
                     stats.without_range += 1;
                 }
@@ -307,8 +329,8 @@ fn record<'t>(
     if let Some(li) = k.launch.filter(|_| trace.source == Source::Kineto) {
         // the PyTorch profiler's own module path and Python stack, from the
         // innermost operator that has them
-        let meta = enclosing
-            .of(li)
+        let outer_first = enclosing.of(li);
+        let meta = outer_first
             .iter()
             .rev()
             .filter_map(|&r| trace.range_meta.get(&trace.ranges[r as usize].text));

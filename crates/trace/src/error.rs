@@ -92,6 +92,15 @@ pub enum Error {
         /// What is wrong.
         detail: String,
     },
+    /// A profile rprof refuses to read as it is (a view where a table
+    /// should be, a hot journal, a value over a limit).
+    #[error("{}: {detail}", path.display())]
+    Refused {
+        /// The input path.
+        path: PathBuf,
+        /// Why, and what to do.
+        detail: String,
+    },
     /// A line of a record file could not be read.
     #[error("{source_name}: line {line}: {detail}")]
     Record {

@@ -42,6 +42,11 @@ use rprof_model::{ClockOrigin, DistInfo};
 struct Counts {
     events: u64,
     skipped_bad_type: u64,
+    /// Events without a string `ph`, or complete events without a string
+    /// `cat`: they cannot be told apart, so they are counted, not read.
+    bad_ph_cat: u64,
+    /// Kernel events that are not complete (`X`) events.
+    kernel_not_x: u64,
 }
 
 /// The fields of one event that rprof looks at, as raw JSON text.
@@ -237,19 +242,28 @@ impl Builder {
 
     fn event(&mut self, ev: RawEvent) {
         self.counts.events += 1;
-        let ph = raw_str(&ev.ph);
-        if ph.as_deref() == Some("i") || ph.as_deref() == Some("I") {
+        let Some(ph) = raw_str(&ev.ph) else {
+            self.counts.bad_ph_cat += 1;
+            return;
+        };
+        if ph == "i" || ph == "I" {
             if self.opts.mem_events && raw_str(&ev.name).as_deref() == Some("[memory]") {
                 self.memory_event(&ev);
             }
             return;
         }
-        if ph.as_deref() != Some("X") {
-            return;
-        }
         let Some(cat) = raw_str(&ev.cat) else {
+            if ph == "X" {
+                self.counts.bad_ph_cat += 1;
+            }
             return;
         };
+        if ph != "X" {
+            if matches!(cat.as_str(), "kernel" | "Kernel") {
+                self.counts.kernel_not_x += 1;
+            }
+            return;
+        }
         let kind = match cat.as_str() {
             "kernel" | "Kernel" => Kind::Kernel,
             "gpu_memcpy" | "Memcpy" | "gpu_memset" | "Memset" => Kind::Mem,
@@ -264,10 +278,12 @@ impl Builder {
             ev.ts.as_ref().and_then(|t| micros_to_ns(t.get())),
             ev.dur.as_ref().and_then(|t| micros_to_ns(t.get())),
         ) else {
-            self.counts.skipped_bad_type += 1;
+            // a kernel is counted once, as a skipped kernel row
             if kind == Kind::Kernel {
                 self.stats.kernel_rows += 1;
                 self.stats.skipped_null += 1;
+            } else {
+                self.counts.skipped_bad_type += 1;
             }
             return;
         };
@@ -709,10 +725,14 @@ pub fn read_with(path: &Path, gzip: bool, opts: ReadOptions) -> Result<Trace> {
     let reader: Box<dyn BufRead> = if gzip {
         Box::new(BufReader::with_capacity(
             1 << 16,
-            flate2::read::GzDecoder::new(file),
+            // every member, as zcat reads `cat a.gz b.gz` and bgzip files
+            super::limits::JsonStringCap::new(flate2::read::MultiGzDecoder::new(file)),
         ))
     } else {
-        Box::new(BufReader::with_capacity(1 << 16, file))
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            super::limits::JsonStringCap::new(file),
+        ))
     };
     read_from(path, reader, opts)
 }
@@ -755,6 +775,12 @@ fn json_error(path: &Path, e: &serde_json::Error) -> Error {
         "truncated JSON (the file ends in the middle of the trace)".to_owned()
     } else if let Some(io) = io_cause(e) {
         format!("cannot decompress or read: {io}")
+    } else if e.to_string().starts_with("invalid unicode code point") {
+        // worded as the record reader words it
+        return Error::Kineto {
+            path: format!("{}:{}:{}", path.display(), e.line(), e.column()).into(),
+            detail: "not UTF-8 text (or an invalid \\u escape)".into(),
+        };
     } else {
         format!("not a valid Kineto trace: {e}")
     };
@@ -851,6 +877,18 @@ fn finish(path: &Path, b: Builder) -> Result<Trace> {
         notes.push(format!(
             "{} trace events with missing or mistyped fields were skipped",
             counts.skipped_bad_type
+        ));
+    }
+    if counts.bad_ph_cat > 0 {
+        notes.push(format!(
+            "{} trace events with a missing or mistyped \"ph\" or \"cat\" were skipped (kernels among them are not counted above)",
+            counts.bad_ph_cat
+        ));
+    }
+    if counts.kernel_not_x > 0 {
+        notes.push(format!(
+            "{} kernel events that are not complete (\"ph\": \"X\") events were skipped",
+            counts.kernel_not_x
         ));
     }
     let mut trace = Trace::empty(path.to_owned(), Source::Kineto);

@@ -7,6 +7,7 @@
 
 mod cupti;
 pub mod kineto;
+pub mod limits;
 pub(crate) mod nsys;
 mod nvprof;
 pub(crate) mod sql;
@@ -141,6 +142,14 @@ pub fn read(path: &Path, opts: ReadOptions) -> Result<Trace> {
         }
     }
     let db = sql::Db::open(path)?;
+    if let Some(v) = db.view_named(&READ_TABLES) {
+        return Err(Error::Refused {
+            path: path.to_owned(),
+            detail: format!(
+                "{v} is a view, not a table; rprof reads tables only (a view's query can run without end)"
+            ),
+        });
+    }
     match detect(&db)? {
         Source::Nvprof => nvprof::read(&db, opts),
         Source::Nsys => nsys::read(&db, opts),
@@ -149,6 +158,33 @@ pub fn read(path: &Path, opts: ReadOptions) -> Result<Trace> {
         }),
     }
 }
+
+/// Names (and `_V<n>` families) of the tables the readers query: none of
+/// them may be a view.
+const READ_TABLES: [&str; 22] = [
+    "StringIds",
+    "StringTable",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_DRIVER",
+    "CUPTI_ACTIVITY_KIND_MARKER",
+    "CUPTI_ACTIVITY_KIND_MARKER_DATA",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_DEVICE",
+    "CUPTI_ACTIVITY_KIND_NAME",
+    "CUPTI_ACTIVITY_KIND_CONTEXT",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    "NVTX_EVENTS",
+    "TARGET_INFO_GPU",
+    "TARGET_INFO_CUDA_DEVICE",
+    "TARGET_INFO_SESSION_START_TIME",
+    "ThreadNames",
+    "META_DATA_EXPORT",
+    "ENUM_NSYS_EVENT_TYPE",
+];
 
 /// Tell nsys from nvprof by their tables.
 pub fn detect(db: &sql::Db) -> Result<Source> {

@@ -293,7 +293,10 @@ fn read_mem_pools(db: &Db, table: &str) -> Result<(Vec<rprof_model::mempool::Mem
 fn read_string_ids(db: &Db) -> Result<Vec<(i64, String)>> {
     let run = || -> rusqlite::Result<Vec<(i64, String)>> {
         let mut st = db.conn.prepare("SELECT id, value FROM StringIds")?;
-        let rows = st.query_map([], |r| Ok((int_at(r, 0)?, r.get::<_, Option<String>>(1)?)))?;
+        // a mistyped cell is a missing string, as other columns are read
+        let rows = st.query_map([], |r| {
+            Ok((int_at(r, 0)?, text_at(r, 1)?.map(|t| t.into_owned())))
+        })?;
         let mut out = Vec::new();
         for row in rows {
             if let (Some(id), Some(v)) = row? {

@@ -74,7 +74,14 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         let run = || -> rusqlite::Result<Vec<(i64, String)>> {
             let mut st = db.conn.prepare("SELECT _id_, value FROM StringTable")?;
             let rows = st.query_map([], |r| {
-                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
+                // a mistyped cell is a missing string, as other columns are read
+                let text = match r.get_ref(1)? {
+                    rusqlite::types::ValueRef::Text(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                    _ => None,
+                };
+                Ok((r.get::<_, Option<i64>>(0).ok().flatten(), text))
             })?;
             let mut out = Vec::new();
             for row in rows {
@@ -263,9 +270,9 @@ fn read_kernels(
                 None => {
                     if opts.compat && compat_abort.is_none() {
                         compat_abort = Some(format!(
-                            "kernel row {} names string id {:?}, which StringTable lacks",
+                            "kernel row {} names string id {}, which StringTable lacks",
                             stats.kernel_rows,
-                            int(6)?
+                            int(6)?.map_or_else(|| "NULL".to_owned(), |i| i.to_string())
                         ));
                     }
                     unknown

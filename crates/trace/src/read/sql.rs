@@ -8,18 +8,24 @@ use crate::error::{Error, Result};
 
 /// An open, read-only profile database and what tables it has.
 pub struct Db {
-    /// The connection (read-only, immutable: SQLite writes nothing, not even
-    /// a journal or a lock file).
+    /// The connection (read-only: SQLite never writes the database; it
+    /// reads committed rows of a `-wal` file and refuses a hot journal it
+    /// would have to roll back).
     pub conn: Connection,
     /// The input path, for messages.
     pub path: PathBuf,
     tables: Vec<String>,
+    /// Views: never read (a view's query can run without end), only named
+    /// in the error when one stands where a table should be.
+    views: Vec<String>,
 }
 
 impl Db {
     /// Open `path` read-only.
     pub fn open(path: &Path) -> Result<Db> {
-        let uri = format!("file:{}?mode=ro&immutable=1", uri_escape(path));
+        // not immutable=1: that would ignore a WAL file's committed rows
+        // and read a hot journal's uncommitted pages as data
+        let uri = format!("{}?mode=ro", uri_escape(path));
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -28,29 +34,61 @@ impl Db {
             what: "cannot open".into(),
             source: e,
         })?;
+        // no text or blob longer than this is ever materialised
+        conn.set_limit(
+            rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+            super::limits::MAX_SQL_TEXT_BYTES as i32,
+        )
+        .map_err(|e| Error::Sqlite {
+            path: path.to_owned(),
+            what: "cannot open".into(),
+            source: e,
+        })?;
         let mut db = Db {
             conn,
             path: path.to_owned(),
             tables: Vec::new(),
+            views: Vec::new(),
         };
+        let cant_read = |e: Error| {
+            match e {
+            Error::Sqlite { source, .. } if is_not_a_database(&source) => Error::NotADatabase {
+                path: path.to_owned(),
+            },
+            Error::Sqlite { source, .. } if is_readonly_rollback(&source) => Error::Refused {
+                path: path.to_owned(),
+                detail: "has a hot journal (a write was interrupted): open it once with sqlite3 to roll it back, or copy it with its -journal file; rprof opens profiles read-only".into(),
+            },
+            Error::Sqlite { source, .. } => Error::Sqlite {
+                path: path.to_owned(),
+                what: "reading the list of tables".into(),
+                source,
+            },
+            other => other,
+        }
+        };
+        db.views = db
+            .strings("SELECT name FROM sqlite_master WHERE type = 'view'")
+            .map_err(cant_read)?;
         db.tables = db
-            .strings("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-            .map_err(|e| match e {
-                Error::Sqlite { source, .. } if is_not_a_database(&source) => Error::NotADatabase {
-                    path: path.to_owned(),
-                },
-                Error::Sqlite { source, .. } => Error::Sqlite {
-                    path: path.to_owned(),
-                    what: "reading the list of tables".into(),
-                    source,
-                },
-                other => other,
-            })?;
+            .strings("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .map_err(cant_read)?;
         Ok(db)
     }
 
     /// Wrap a SQLite error with the file and the step.
     pub fn err(&self, what: impl Into<String>, source: rusqlite::Error) -> Error {
+        if matches!(&source, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::TooBig)
+        {
+            return Error::Refused {
+                path: self.path.clone(),
+                detail: format!(
+                    "{}: a text or blob longer than {} MiB (rprof's limit)",
+                    what.into(),
+                    super::limits::MAX_SQL_TEXT_BYTES >> 20
+                ),
+            };
+        }
         Error::Sqlite {
             path: self.path.clone(),
             what: what.into(),
@@ -74,9 +112,25 @@ impl Db {
         run().map_err(|e| self.err(sql.to_owned(), e))
     }
 
-    /// True if a table (or view) of exactly this name exists.
+    /// True if a table of exactly this name exists.
     pub fn has_table(&self, name: &str) -> bool {
         self.tables.iter().any(|t| t == name)
+    }
+
+    /// A view whose name is one rprof reads as a table (`NAME` or
+    /// `NAME_V<n>` of one of `names`), if there is one.
+    pub fn view_named(&self, names: &[&str]) -> Option<&str> {
+        self.views
+            .iter()
+            .find(|v| {
+                names.iter().any(|n| {
+                    v.as_str() == *n
+                        || v.strip_prefix(n)
+                            .and_then(|r| r.strip_prefix("_V"))
+                            .is_some_and(|d| d.parse::<u32>().is_ok())
+                })
+            })
+            .map(String::as_str)
     }
 
     /// The physical name of a logical table: the exact name, else the
@@ -165,29 +219,40 @@ pub fn is_not_a_database(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// SQLite refused to roll back a hot journal on a read-only connection.
+fn is_readonly_rollback(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK
+    )
+}
+
+/// A `file:` URI for `path`, from its bytes (a file name need not be
+/// UTF-8): bytes other than ASCII letters, digits and `/-._~` are
+/// %-escaped. An absolute path gets an empty authority (`file:///…`), so
+/// that a path starting with `//` is not read as a host name.
 fn uri_escape(path: &Path) -> String {
-    let s = path.to_string_lossy();
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'?' | b'#' | b'%' => out.push_str(&format!("%{b:02X}")),
-            _ => out.push(b as char),
+    #[cfg(unix)]
+    let bytes: Vec<u8> = {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes: Vec<u8> = path.to_string_lossy().as_bytes().to_vec();
+    let mut out = String::from(if bytes.first() == Some(&b'/') {
+        "file://"
+    } else {
+        "file:"
+    });
+    for &b in &bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
         }
     }
-    // non-ASCII bytes were pushed as Latin-1 chars above; redo them as escapes
-    if s.is_ascii() {
-        out
-    } else {
-        s.bytes()
-            .map(|b| {
-                if b.is_ascii() && !matches!(b, b'?' | b'#' | b'%') {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect()
-    }
+    out
 }
 
 #[cfg(test)]
@@ -196,7 +261,12 @@ mod tests {
 
     #[test]
     fn uri_escapes_specials() {
-        assert_eq!(uri_escape(Path::new("/a/b?c#d%e")), "/a/b%3Fc%23d%25e");
-        assert_eq!(uri_escape(Path::new("/é")), "/%C3%A9");
+        assert_eq!(
+            uri_escape(Path::new("/a/b?c#d%e")),
+            "file:///a/b%3Fc%23d%25e"
+        );
+        assert_eq!(uri_escape(Path::new("/é")), "file:///%C3%A9");
+        assert_eq!(uri_escape(Path::new("//srv/x")), "file:////srv/x");
+        assert_eq!(uri_escape(Path::new("rel/a b")), "file:rel/a%20b");
     }
 }
