@@ -548,7 +548,7 @@ fn bad_input() {
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("1 memory events (1 skipped"), "{table}");
     assert!(!table.contains('\u{1b}'), "{table}");
-    assert!(table.contains("op\\u{1b}[31m"), "{table}");
+    assert!(table.contains("op\\x1b[31m"), "{table}");
 }
 
 /// Copies and sets per kind of every nsys and nvprof file of the corpus

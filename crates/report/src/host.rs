@@ -138,20 +138,9 @@ impl<'a> ThreadRanges<'a> {
 }
 
 /// Text from a trace made safe for a terminal and a one-line cell: control
-/// characters are written as escapes (`\n`, `\u{1b}`).
+/// characters are written as escapes (`\x0a`, `\x1b`: crate::escape).
 pub fn safe(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_owned();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::escape::escape_control(s).into_owned()
 }
 
 /// A thread as `pid/tid`.
@@ -199,7 +188,7 @@ mod tests {
 
     #[test]
     fn safe_escapes_controls() {
-        assert_eq!(safe("a\nb\u{1b}[0m"), "a\\nb\\u{1b}[0m");
+        assert_eq!(safe("a\nb\u{1b}[0m"), "a\\x0ab\\x1b[0m");
         assert_eq!(safe("plain"), "plain");
     }
 }

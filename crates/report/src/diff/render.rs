@@ -8,18 +8,7 @@ use crate::text;
 
 /// Trace text as printable text: control characters as `\u{…}` escapes.
 fn printable(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_owned();
-    }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::escape::escape_control(s).into_owned()
 }
 
 fn signed(x: i128) -> String {

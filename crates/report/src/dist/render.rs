@@ -8,20 +8,9 @@ use super::job::{CollRow, DistReport, RankRow, StepRow};
 use super::summary::Breakdown;
 use crate::text;
 
-/// Control characters of trace text escaped (`\u{1b}`), the rest as is.
+/// Control characters of trace text escaped (`\x1b`, as every table does), the rest as is.
 pub fn esc(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_owned();
-    }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::escape::escape_control(s).into_owned()
 }
 
 fn share(part: i64, whole: i64) -> Option<f64> {

@@ -223,20 +223,7 @@ fn cell_json(c: &Cell, col: &Col, o: &Options) -> serde_json::Value {
 /// Control characters of trace text, escaped for a terminal or a
 /// tab-separated line.
 pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for ch in s.chars() {
-        match ch {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    crate::escape::escape_control(s)
 }
 
 fn is_numeric(col: &Col, cells: &[Vec<Cell>], i: usize) -> bool {
