@@ -50,18 +50,7 @@ impl Section {
 
 /// Control characters of trace text, escaped for a terminal.
 fn visible(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_owned();
-    }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::escape::escape_control(s).into_owned()
 }
 
 fn opt_i(x: Option<i64>) -> String {
