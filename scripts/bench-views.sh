@@ -52,13 +52,15 @@ for ((r = 0; r < rounds; r++)); do
         echo "${names[$i]} $(cat "$tmp/t")" >> "$tmp/all"
     done
 done
+# every run, for the record
+cp "$tmp/all" "${BENCH_RUNS:-/tmp/bench-views-runs.txt}"
 ls -l "$tmp/r.html" | awk '{ printf "report size: %.1f MB\n", $5 / 1e6 }'
 awk '
-{ t[$1] = t[$1] " " $2; m[$1] = m[$1] " " $3; order[$1] = order[$1] ? order[$1] : ++n; name[n] = $1 }
+{ t[$1] = t[$1] " " $2; m[$1] = m[$1] " " $3; if (!($1 in seen)) { seen[$1] = 1; name[++n] = $1 } }
 function median(s,   a, k, i, j, x) { k = split(s, a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }; return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
 END {
     pn = median(t["parse"]); po = ("old-parse" in t) ? median(t["old-parse"]) : 0
     printf "%-20s %9s %9s %9s\n", "command", "wall s", "RSS MB", "x parse"
     for (i = 1; i <= n; i++) { c = name[i]; w = median(t[c]); base = (c ~ /^old-/) ? po : pn
-        printf "%-20s %9.2f %9.0f %9.2f\n", c, w, median(m[c]) / 1024, base > 0 ? w / base : 0 }
+        printf "%-20s %9.2f %9.0f %9.2f\n", c, w, median(m[c]) / 1024, (base > 0 ? w / base : 0) }
 }' "$tmp/all"
