@@ -136,7 +136,7 @@ struct Tracks {
 /// (pid, tid) packed in a thread key, for threads without a launch call.
 fn unpack(source: Source, key: ThreadKey) -> (u64, u64) {
     match source {
-        Source::Nsys => ((key >> 24) & 0xFF_FFFF, key & 0xFF_FFFF),
+        Source::Nsys => (rprof_trace::model::nsys_pid(key), key & 0xFF_FFFF),
         Source::Nvprof | Source::Kineto => (key >> 32, key & 0xFFFF_FFFF),
     }
 }

@@ -42,6 +42,12 @@ impl Source {
 /// [`Trace::thread_id`] turns it into a typed [`ThreadId`].
 pub type ThreadKey = u64;
 
+/// The operating-system process id inside an nsys `globalPid` or
+/// `globalTid` (bits 24-47).
+pub fn nsys_pid(global: u64) -> u64 {
+    (global >> 24) & 0xFF_FFFF
+}
+
 /// A CPU thread as the profiler names it: process id and thread id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ThreadId {
@@ -815,7 +821,7 @@ impl Trace {
     pub fn thread_id(&self, thread: ThreadKey) -> ThreadId {
         match self.source {
             Source::Nsys => ThreadId {
-                pid: (thread >> 24) & 0xFF_FFFF,
+                pid: nsys_pid(thread),
                 tid: thread & 0xFF_FFFF,
             },
             Source::Nvprof | Source::Kineto => ThreadId {
@@ -840,7 +846,7 @@ impl Trace {
         if let Some(l) = k.launch.and_then(|i| self.launches.get(i as usize)) {
             return Some(l.pid);
         }
-        k.global_pid.map(|g| (g >> 24) & 0xFF_FFFF)
+        k.global_pid.map(nsys_pid)
     }
 
     /// The device description of `device` as seen from process `pid`.

@@ -120,7 +120,7 @@ pub(crate) fn read_memop_tables(
                         kind,
                         src_mem,
                         dst_mem,
-                        pid: gpid.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                        pid: gpid.map(|g| crate::model::nsys_pid(g as u64)),
                     },
                     gpid.unwrap_or(0) as u64,
                 ));
@@ -164,7 +164,7 @@ pub(crate) fn read_syncs(db: &Db, table: &str) -> Result<Vec<SyncEvent>> {
                 device: int(2)?,
                 stream: int(3)?,
                 correlation: int(4)?,
-                pid: int(5)?.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                pid: int(5)?.map(|g| crate::model::nsys_pid(g as u64)),
                 kind: SyncKind::from_code(int(6)?.or(int(7)?)),
             });
         }

@@ -222,7 +222,7 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
                 device_type: MemDevice::Cuda,
                 device: int(2)?.unwrap_or(0),
                 thread: None,
-                pid: int(1)?.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                pid: int(1)?.map(|g| crate::model::nsys_pid(g as u64)),
                 addr: int(3)?.map(|a| a as u64),
                 bytes: sign * bytes.abs(),
                 total_allocated: None,
@@ -272,7 +272,7 @@ fn read_mem_pools(db: &Db, table: &str) -> Result<(Vec<rprof_model::mempool::Mem
             };
             out.push(MemPoolEvent {
                 ts_ns: ts,
-                pid: int(1)?.map(|g| ((g as u64) >> 24) & 0xFF_FFFF),
+                pid: int(1)?.map(|g| crate::model::nsys_pid(g as u64)),
                 device: int(2)?.unwrap_or(0),
                 addr: int(3)?.map(|a| a as u64),
                 op: PoolOp::from_code(op),
@@ -547,7 +547,7 @@ fn read_launches(
                 start_ns: start,
                 end_ns: end,
                 thread: gtid,
-                pid: (gtid >> 24) & 0xFF_FFFF,
+                pid: crate::model::nsys_pid(gtid),
                 tid: gtid & 0xFF_FFFF,
                 correlation: corr,
                 api,

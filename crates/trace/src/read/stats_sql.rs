@@ -136,7 +136,7 @@ impl FileStrings {
 }
 
 fn pid_of(global: i64) -> u64 {
-    ((global as u64) >> 24) & 0xFF_FFFF
+    crate::model::nsys_pid(global as u64)
 }
 
 fn tid_of(global: i64) -> u64 {
