@@ -350,3 +350,91 @@ fn no_ranges_skips_nvtx_and_keeps_everything_else() {
         assert_eq!(k(&lean), k(&all), "{f}");
     }
 }
+
+/// Copy, set and synchronisation rows without a start or an end cannot be
+/// placed in time: they are skipped, and every one is counted in a note
+/// naming its table (the issue-19 rule, applied to these tables too). The
+/// export is synthetic; its tables are rebuilt without `NOT NULL` so that
+/// the NULLs can be written, as a damaged or hand-made export may hold them.
+#[test]
+fn copy_set_and_sync_rows_without_times_are_counted() {
+    use rprof_testkit::SynthKernel;
+    use rprof_testkit::hostview::{HostSynth, SynthMemOp, SynthSync};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nulls.sqlite");
+    let mut h = HostSynth::default();
+    h.base.kernels = vec![SynthKernel::new("k", 1000, 2000, 1).launched_at(100, 200)];
+    h.memops = vec![
+        SynthMemOp::copy(2100, 2200, 2, 300, 310),
+        SynthMemOp::copy(2300, 2400, 3, 320, 330),
+        SynthMemOp::copy(2500, 2600, 4, 340, 350),
+        SynthMemOp::set(2700, 2800, 5, 360, 370),
+        SynthMemOp::set(2900, 3000, 6, 380, 390),
+    ];
+    for (i, start) in [4000, 5000, 6000].into_iter().enumerate() {
+        h.syncs.push(SynthSync {
+            start,
+            end: start + 100,
+            device: 0,
+            stream: 7,
+            corr: 10 + i as i64,
+            pid: 100,
+            sync_type: 3,
+        });
+    }
+    h.write_nsys(&path).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    for t in [
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    ] {
+        db.execute_batch(&format!(
+            "ALTER TABLE {t} RENAME TO old; CREATE TABLE {t} AS SELECT * FROM old; DROP TABLE old;"
+        ))
+        .unwrap();
+    }
+    // two copies lose their start or end, one set its end, one sync its start
+    db.execute_batch(
+        "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = NULL WHERE correlationId = 2;
+         UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET \"end\" = NULL WHERE correlationId = 4;
+         UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET \"end\" = NULL WHERE correlationId = 6;
+         UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET start = NULL WHERE correlationId = 11;",
+    )
+    .unwrap();
+    let null_rows = |t: &str| {
+        sql_i64(
+            &db,
+            &format!("SELECT count(*) FROM {t} WHERE start IS NULL OR \"end\" IS NULL"),
+        )
+    };
+    let copies_null = null_rows("CUPTI_ACTIVITY_KIND_MEMCPY");
+    let sets_null = null_rows("CUPTI_ACTIVITY_KIND_MEMSET");
+    let syncs_null = null_rows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
+    drop(db);
+
+    let t = everything(&path);
+    let copies = t
+        .memops
+        .iter()
+        .filter(|m| matches!(m.kind, MemKind::Copy(_)))
+        .count() as i64;
+    assert_eq!(copies, 3 - copies_null);
+    assert_eq!(t.memops.len() as i64 - copies, 2 - sets_null);
+    assert_eq!(t.syncs.len() as i64, 3 - syncs_null);
+    for (table, n) in [
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", copies_null),
+        ("CUPTI_ACTIVITY_KIND_MEMSET", sets_null),
+        ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", syncs_null),
+    ] {
+        let want = format!("{n} rows of {table} without a start or an end were skipped");
+        assert!(t.notes.contains(&want), "{want:?} not in {:?}", t.notes);
+    }
+    // and the notes reach the user on stderr
+    let out = crate::util::run(crate::util::rprof().args(["idle"]).arg(&path));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rows of CUPTI_ACTIVITY_KIND_MEMCPY without a start or an end were skipped"),
+        "{err}"
+    );
+}

@@ -43,12 +43,14 @@ pub(crate) fn copy_kind(kind: Option<i64>) -> &'static str {
 /// Rows of memcpy (`true`) and memset (`false`) tables, nsys or CUPTI
 /// (nvprof) layout alike: columns are read by name and those a layout lacks
 /// read as NULL. Returns each operation with the process bits of its row
-/// (`globalPid`, nsys only).
+/// (`globalPid`, nsys only). Rows without a start or an end are skipped and
+/// counted in a note per table.
 pub(crate) fn read_memop_tables(
     db: &Db,
     tables: &[(String, bool)],
     strings: &mut StrPool,
     cupti_mem_kinds: bool,
+    notes: &mut Vec<String>,
 ) -> Result<Vec<(MemOp, u64)>> {
     let mem_kind = |code: Option<i64>| {
         if cupti_mem_kinds {
@@ -79,12 +81,14 @@ pub(crate) fn read_memop_tables(
             &["start", "end"],
         )?;
         let sql = format!("SELECT {list} FROM \"{table}\"");
+        let mut skipped = 0u64;
         let mut run = || -> rusqlite::Result<()> {
             let mut st = db.conn.prepare(&sql)?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
                 let int = |i: usize| int_at(r, i);
                 let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                    skipped += 1;
                     continue;
                 };
                 let label = if *is_copy {
@@ -128,12 +132,21 @@ pub(crate) fn read_memop_tables(
             Ok(())
         };
         run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+        if skipped > 0 {
+            notes.push(skipped_note(skipped, table));
+        }
     }
     Ok(out)
 }
 
+/// The note for rows of `table` dropped for a NULL start or end.
+fn skipped_note(rows: u64, table: &str) -> String {
+    format!("{rows} rows of {table} without a start or an end were skipped")
+}
+
 /// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION` rows (nsys and nvprof layouts).
-pub(crate) fn read_syncs(db: &Db, table: &str) -> Result<Vec<SyncEvent>> {
+/// Rows without a start or an end are skipped and counted in a note.
+pub(crate) fn read_syncs(db: &Db, table: &str, notes: &mut Vec<String>) -> Result<Vec<SyncEvent>> {
     let (list, _) = db.select_list(
         table,
         &[
@@ -150,12 +163,14 @@ pub(crate) fn read_syncs(db: &Db, table: &str) -> Result<Vec<SyncEvent>> {
     )?;
     let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
     let mut out = Vec::new();
+    let mut skipped = 0u64;
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             let int = |i: usize| int_at(r, i);
             let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                skipped += 1;
                 continue;
             };
             out.push(SyncEvent {
@@ -171,5 +186,8 @@ pub(crate) fn read_syncs(db: &Db, table: &str) -> Result<Vec<SyncEvent>> {
         Ok(())
     };
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    if skipped > 0 {
+        notes.push(skipped_note(skipped, table));
+    }
     Ok(out)
 }

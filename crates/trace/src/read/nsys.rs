@@ -88,7 +88,7 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
         notes.push("CUDA graphs were traced at graph level: kernels inside graphs have no rows of their own".into());
     }
     let mut memops = if opts.memops {
-        read_memops(db, &mut strings)?
+        read_memops(db, &mut strings, &mut notes)?
     } else {
         Vec::new()
     };
@@ -139,7 +139,7 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
     };
     let syncs = if opts.syncs {
         match db.resolve("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") {
-            Some(t) => read_syncs(db, &t)?,
+            Some(t) => read_syncs(db, &t, &mut notes)?,
             None => {
                 missing.push(
                     "synchronisation records: no CUPTI_ACTIVITY_KIND_SYNCHRONIZATION table"
@@ -642,7 +642,11 @@ fn dedupe_backtrace_rows(all: &mut Vec<ApiCall>, versioned: &[bool]) {
 }
 
 /// Memory copies and sets, with the process bits of each row.
-fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<(MemOp, u64)>> {
+fn read_memops(
+    db: &Db,
+    strings: &mut StrPool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(MemOp, u64)>> {
     let tables: Vec<(String, bool)> = [
         ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
         ("CUPTI_ACTIVITY_KIND_MEMSET", false),
@@ -650,7 +654,7 @@ fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<(MemOp, u64)>> {
     .into_iter()
     .filter_map(|(t, copy)| Some((db.resolve(t)?, copy)))
     .collect();
-    read_memop_tables(db, &tables, strings, false)
+    read_memop_tables(db, &tables, strings, false, notes)
 }
 
 /// The end of capture, for ranges still open when it stopped.

@@ -111,7 +111,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         }
     }
     let mut memops = if opts.memops {
-        read_memops(db, &mut strings)?
+        read_memops(db, &mut strings, &mut notes)?
     } else {
         Vec::new()
     };
@@ -139,7 +139,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     stats.api_calls = api_calls.len() as u64;
     let syncs = if opts.syncs {
         if db.has_table("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") {
-            crate::read::cupti::read_syncs(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")?
+            crate::read::cupti::read_syncs(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", &mut notes)?
         } else {
             missing.push(
                 "synchronisation records: no CUPTI_ACTIVITY_KIND_SYNCHRONIZATION table".to_owned(),
@@ -481,7 +481,7 @@ fn read_launches(
 }
 
 /// Memory copies and sets.
-fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
+fn read_memops(db: &Db, strings: &mut StrPool, notes: &mut Vec<String>) -> Result<Vec<MemOp>> {
     let tables: Vec<(String, bool)> = [
         ("CUPTI_ACTIVITY_KIND_MEMCPY", true),
         ("CUPTI_ACTIVITY_KIND_MEMCPY2", true),
@@ -492,7 +492,7 @@ fn read_memops(db: &Db, strings: &mut StrPool) -> Result<Vec<MemOp>> {
     .map(|(t, copy)| (t.to_owned(), copy))
     .collect();
     Ok(
-        crate::read::cupti::read_memop_tables(db, &tables, strings, true)?
+        crate::read::cupti::read_memop_tables(db, &tables, strings, true, notes)?
             .into_iter()
             .map(|(m, _)| m)
             .collect(),
