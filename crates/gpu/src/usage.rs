@@ -9,7 +9,9 @@
 //! - SM efficiency and occupancy means are weighted by kernel duration
 //!   ([`Weighted`]); kernels without a value do not count.
 
-use crate::timeline::{self, Busy, Weighted};
+use rprof_model::interval::Intervals;
+
+use crate::timeline::Weighted;
 
 /// What one device did, accumulated kernel by kernel.
 #[derive(Clone, Debug, Default)]
@@ -30,7 +32,7 @@ pub struct DeviceUsage {
     pub achieved: Weighted,
     /// Theoretical occupancy (0..=1), weighted by duration.
     pub theoretical: Weighted,
-    intervals: Vec<Busy>,
+    intervals: Vec<(i64, i64)>,
 }
 
 /// One kernel as [`DeviceUsage::add`] takes it.
@@ -65,24 +67,26 @@ impl DeviceUsage {
                 self.first_start_ns = Some(self.first_start_ns.map_or(s, |x| x.min(s)));
                 self.last_end_ns = Some(self.last_end_ns.map_or(e.max(s), |x| x.max(e)));
                 if e > s {
-                    self.intervals.push(Busy {
-                        start_ns: s,
-                        end_ns: e,
-                    });
+                    self.intervals.push((s, e));
                 }
             }
             _ => self.untimed += 1,
         }
     }
 
-    /// The kernels' intervals, in the order added.
-    pub fn intervals(&self) -> &[Busy] {
+    /// The kernels' `[start, end)` intervals, in the order added.
+    pub fn intervals(&self) -> &[(i64, i64)] {
         &self.intervals
+    }
+
+    /// The union of the kernels' intervals: when at least one ran.
+    pub fn busy(&self) -> Intervals {
+        Intervals::from_unsorted(self.intervals.clone())
     }
 
     /// Time with at least one kernel running within `[lo, hi)`, ns.
     pub fn busy_ns(&self, lo: i64, hi: i64) -> i64 {
-        timeline::union_ns(&self.intervals, lo, hi)
+        self.busy().covered_in(lo, hi)
     }
 
     /// Busy time / window length (`None` for an empty window).
@@ -90,9 +94,27 @@ impl DeviceUsage {
         (hi > lo).then(|| self.busy_ns(lo, hi) as f64 / (hi as f64 - lo as f64))
     }
 
-    /// Busy time per bucket: see [`timeline::buckets`].
+    /// Busy time per bucket of `width_ns` from `lo` to `hi` (the last
+    /// bucket may be shorter), as `(bucket start, bucket length, busy)`;
+    /// empty for a non-positive width or window. The caller bounds the
+    /// number of buckets, `ceil((hi - lo) / width_ns)`.
     pub fn buckets(&self, lo: i64, hi: i64, width_ns: i64) -> Vec<(i64, i64, i64)> {
-        timeline::buckets(&self.intervals, lo, hi, width_ns)
+        if width_ns <= 0 || hi <= lo {
+            return Vec::new();
+        }
+        let len = i128::from(hi) - i128::from(lo);
+        let Ok(n) = usize::try_from((len + i128::from(width_ns) - 1) / i128::from(width_ns)) else {
+            return Vec::new();
+        };
+        let busy = self.busy().clip(lo, hi).buckets(lo, width_ns, n);
+        (0..n)
+            .zip(busy)
+            .map(|(i, b)| {
+                let start = lo.saturating_add((i as i64).saturating_mul(width_ns));
+                let end = start.saturating_add(width_ns).min(hi);
+                (start, end.saturating_sub(start), b)
+            })
+            .collect()
     }
 }
 
@@ -114,6 +136,33 @@ pub fn span<'a>(devices: impl IntoIterator<Item = &'a DeviceUsage>) -> Option<(i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The buckets cover the window exactly, and their busy times add
+        /// up to the busy time of the window (counted here on a bitmap).
+        #[test]
+        fn buckets_sum_to_the_busy_time(
+            v in proptest::collection::vec((0i64..300, 0i64..60), 0..40),
+            lo in 0i64..100,
+            len in 1i64..300,
+            w in 1i64..80,
+        ) {
+            let mut d = DeviceUsage::default();
+            let mut bitmap = vec![false; 400];
+            for &(s, dur) in &v {
+                d.add(t(s, s + dur), None, None, None);
+                for x in s..s + dur {
+                    bitmap[x as usize] = true;
+                }
+            }
+            let hi = lo + len;
+            let want = (lo..hi).filter(|&x| bitmap[x as usize]).count() as i64;
+            let b = d.buckets(lo, hi, w);
+            proptest::prop_assert_eq!(b.iter().map(|x| x.1).sum::<i64>(), len);
+            proptest::prop_assert_eq!(b.iter().map(|x| x.2).sum::<i64>(), want);
+            proptest::prop_assert_eq!(d.busy_ns(lo, hi), want);
+        }
+    }
 
     fn t(s: i64, e: i64) -> KernelTime {
         KernelTime {
@@ -139,6 +188,12 @@ mod tests {
         assert_eq!(d.achieved.mean(), Some(0.375));
         assert!((d.theoretical.mean().unwrap() - 20.0 / 30.0).abs() < 1e-12);
         assert_eq!(d.buckets(0, 40, 20), vec![(0, 20, 15), (20, 20, 10)]);
+        // a shorter last bucket, and a window that clips the kernels
+        assert_eq!(
+            d.buckets(2, 35, 10),
+            vec![(2, 10, 10), (12, 10, 3), (22, 10, 2), (32, 3, 3)]
+        );
+        assert!(d.buckets(0, 40, 0).is_empty());
         let mut untimed = DeviceUsage::default();
         untimed.add(
             KernelTime {

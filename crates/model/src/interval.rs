@@ -49,7 +49,7 @@ impl Intervals {
     pub fn total(&self) -> i64 {
         self.0
             .iter()
-            .fold(0i64, |a, (s, e)| a.saturating_add(e - s))
+            .fold(0i64, |a, (s, e)| a.saturating_add(e.saturating_sub(*s)))
     }
 
     /// First start and last end.
@@ -134,7 +134,7 @@ impl Intervals {
             if s >= hi {
                 break;
             }
-            sum = sum.saturating_add(e.min(hi) - s.max(lo));
+            sum = sum.saturating_add(e.min(hi).saturating_sub(s.max(lo)));
         }
         sum
     }
@@ -149,14 +149,14 @@ impl Intervals {
         for &(s, e) in &self.0 {
             let mut cur = s.max(start);
             while cur < e {
-                let idx = (cur - start) / width;
+                let idx = cur.saturating_sub(start) / width;
                 let Ok(i) = usize::try_from(idx) else { break };
                 if i >= n {
                     break;
                 }
                 let bucket_end = start.saturating_add((idx + 1).saturating_mul(width));
                 let stop = e.min(bucket_end);
-                out[i] += stop - cur;
+                out[i] = out[i].saturating_add(stop.saturating_sub(cur));
                 cur = stop;
             }
         }
