@@ -30,7 +30,7 @@ use crate::util::{rprof, run};
 ///
 /// Host: `cudaStreamSynchronize` [2650,3650) on tid 100 inside
 /// `loss.item()`, with a CUPTI stream-sync record at the same times.
-fn nsys_trace(dir: &Path) -> PathBuf {
+pub(crate) fn nsys_trace(dir: &Path) -> PathBuf {
     let mut h = HostSynth::default();
     h.base.gpus.push(SynthGpu::a100());
     let k = |name: &str, s: i64, e: i64, corr: i64, cs: i64, ce: i64, stream: i64| {

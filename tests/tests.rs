@@ -6,6 +6,7 @@ mod util;
 
 mod comparisons;
 mod convention;
+mod dataformats;
 mod diff;
 mod dist;
 mod export;

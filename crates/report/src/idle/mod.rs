@@ -525,7 +525,7 @@ pub fn write<W: Write>(
                     s.kernel_wait_ns.to_string(),
                     s.other_ns.to_string(),
                     s.idle_share_of_span
-                        .map_or("na".to_owned(), |v| format!("{v:.6}")),
+                        .map_or(String::new(), |v| format!("{v:.6}")),
                     s.gaps_without_launch.to_string(),
                 ])?;
             }

@@ -632,7 +632,7 @@ fn write_csv<W: Write>(w: &mut W, r: &StepsReport) -> io::Result<()> {
     head.extend(cat_cols.iter().map(String::as_str));
     head.extend(["gpu_busy_ns", "gpu_util", "device_ops", "outlier"]);
     c.write_record(&head)?;
-    let util = |u: Option<f64>| u.map_or("na".to_owned(), |u| format!("{u:.6}"));
+    let util = |u: Option<f64>| u.map_or(String::new(), |u| format!("{u:.6}"));
     for s in &r.steps {
         let mut row = vec![
             s.name.clone(),
