@@ -464,3 +464,98 @@ fn parquet_to_a_terminal_is_refused() {
         assert!(!text.contains("PAR1"), "{cmd}: {text}");
     }
 }
+
+/// The slices (`ph: X`) of a Chrome export: (name, start, end) in µs
+/// from the export's zero, as integers of ns.
+fn slices(path: &Path) -> Vec<(String, i64, i64)> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let events = v
+        .get("traceEvents")
+        .and_then(|e| e.as_array())
+        .or_else(|| v.as_array())
+        .unwrap()
+        .clone();
+    let mut out: Vec<(String, i64, i64)> = events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| {
+            let ts = (e["ts"].as_f64().unwrap() * 1000.0).round() as i64;
+            let dur = (e["dur"].as_f64().unwrap() * 1000.0).round() as i64;
+            (e["name"].as_str().unwrap().to_owned(), ts, ts + dur)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `export --step N`: exactly the slices of the whole export that overlap
+/// step N's window (the window `rprof steps` reports, by hand below),
+/// nothing else; a step that does not exist is one line and exit 1.
+#[test]
+fn export_step_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("steps.pt.trace.json");
+    std::fs::write(&trace, crate::hostviews::KINETO).unwrap();
+    let all = dir.path().join("all.json");
+    ok(&s(&["export", "--chrome", "-q", p(&trace), "-o", p(&all)]));
+    let all = slices(&all);
+    // the trace's first event is at 100 µs: the export's zero
+    let zero = 100_000;
+    // steps aligned to their GPU work (see hostviews::kineto_steps_by_hand):
+    // step 1 [100, 210) µs, step 2 [210, 305) µs
+    for (n, from, to) in [(1, 100_000, 210_000), (2, 210_000, 305_000)] {
+        let out = dir.path().join(format!("step{n}.json"));
+        ok(&s(&[
+            "export",
+            "--chrome",
+            "-q",
+            "--step",
+            &n.to_string(),
+            p(&trace),
+            "-o",
+            p(&out),
+        ]));
+        let got = slices(&out);
+        let want: Vec<(String, i64, i64)> = all
+            .iter()
+            .filter(|(_, a, b)| a + zero < to && (b + zero > from || (a == b && a + zero == from)))
+            .cloned()
+            .collect();
+        assert_eq!(got, want, "step {n}");
+        let names: std::collections::BTreeSet<&str> = got.iter().map(|x| x.0.as_str()).collect();
+        if n == 2 {
+            // by hand: the NCCL kernel [170,210) and the copy's call
+            // [205,209) belong to step 1; the copy [215,225) to step 2
+            for x in [
+                "ProfilerStep#2",
+                "aten::item",
+                "triton_",
+                "add",
+                "Memcpy HtoD (Pageable -> Device)",
+                "Memset (Device)",
+                "cudaMemsetAsync",
+            ] {
+                assert!(names.contains(x), "step 2 lacks {x}: {names:?}");
+            }
+            for x in ["ncclKernel_AllReduce", "gemm", "ProfilerStep#1", "aten::mm", "cudaMemcpyAsync"] {
+                assert!(!names.contains(x), "step 2 has {x}");
+            }
+        } else {
+            for x in ["gemm", "ncclKernel_AllReduce", "ProfilerStep#1", "cudaMemcpyAsync"] {
+                assert!(names.contains(x), "step 1 lacks {x}: {names:?}");
+            }
+            assert!(!names.contains("add") && !names.contains("triton_"));
+        }
+    }
+    // no step 7: exit 1, one line naming the file and the steps there are
+    let out = run(rprof().args(["export", "--chrome", "--step", "7", p(&trace)]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no step 7") && err.contains("1 to 2"), "{err}");
+    assert!(err.contains("steps.pt.trace.json"), "{err}");
+    // --step with --from is a usage error
+    let out = run(rprof().args(["export", "--chrome", "--step", "1", "--from", "1ms", p(&trace)]));
+    assert_eq!(out.status.code(), Some(2));
+}

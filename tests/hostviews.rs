@@ -317,7 +317,7 @@ fn nsys_launch_by_hand() {
 /// [255,285) around `cudaStreamSynchronize` [260,280); a launch at
 /// [286,290) → `add` [300,305) (stream 7).
 /// Step 3 [300,310): nothing.
-const KINETO: &str = r#"{"traceEvents":[
+pub(crate) const KINETO: &str = r#"{"traceEvents":[
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":100,"args":{}},
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":200,"dur":100,"args":{}},
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":300,"dur":10,"args":{}},
