@@ -559,3 +559,72 @@ fn export_step_window() {
     let out = run(rprof().args(["export", "--chrome", "--step", "1", "--from", "1ms", p(&trace)]));
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `prof`, `summary`, `gpu` and `diff` on a Parquet record file (found by
+/// its `PAR1` magic, whatever its name) print exactly what they print on
+/// the JSON Lines records of the same profile.
+#[test]
+fn parquet_records_read_like_json_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    for f in [
+        "nsys-ai/mfu_2gpu_before.sqlite",
+        "profiling-lm/net.sql",
+        "kineto/alexnet_benchmark_trace.json.gz",
+        "mordred/report1_2021.sqlite",
+    ] {
+        let src = fixture(f);
+        // the same name in two folders: JSON Lines (with its sidecar) and
+        // Parquet, so that the outputs that name the input agree too
+        let json = a.join("records");
+        let pq = b.join("records");
+        ok(&s(&["parse", "-q", p(&src), "-o", p(&json)]));
+        ok(&s(&["parse", "-q", "--format", "parquet", p(&src), "-o", p(&pq)]));
+        let mut magic = [0u8; 4];
+        std::fs::File::open(&pq)
+            .unwrap()
+            .read_exact(&mut magic)
+            .unwrap();
+        assert_eq!(&magic, b"PAR1");
+        for args in [
+            vec!["prof"],
+            vec!["prof", "--csv", "-c", "idx,op,kernel,sil,flops,bytes,tc,grid,block"],
+            vec!["prof", "--format", "json"],
+            vec!["summary", "--by", "op"],
+            vec!["summary", "--by", "kernel", "--csv"],
+            vec!["summary", "--by", "nvtx", "--json"],
+            vec!["gpu", "--top", "0"],
+            vec!["gpu", "--format", "json"],
+            vec!["diff", "--by", "op", "records", "records"],
+        ] {
+            let go = |d: &Path| {
+                let mut cmd = rprof();
+                cmd.current_dir(d).args(&args).arg("-q");
+                if args[0] != "diff" {
+                    cmd.arg("records");
+                }
+                let out = run(&mut cmd);
+                assert!(
+                    out.status.success(),
+                    "{f} {args:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                out.stdout
+            };
+            let (x, y) = (go(&a), go(&b));
+            assert!(!x.is_empty(), "{f} {args:?}");
+            assert!(x == y, "{f} {args:?}: outputs differ");
+        }
+    }
+    // through a pipe: one line saying to give the path
+    let pq = b.join("records");
+    let out = run(rprof()
+        .args(["prof", "-q"])
+        .stdin(std::fs::File::open(&pq).unwrap()));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("Parquet records"), "{err}");
+}

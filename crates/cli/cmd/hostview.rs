@@ -132,7 +132,11 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
     let path = match Input::detect(Some(file))? {
         Input::Profile(p) => p,
         // not JSON either: let the reader say what the file is not
-        Input::Records(_) if read::sniff(file)? != read::FileKind::Json => file.to_owned(),
+        Input::Records(_)
+            if read::sniff(file)? != read::FileKind::Json && !crate::input::is_parquet(file) =>
+        {
+            file.to_owned()
+        }
         Input::Records(_) | Input::Stream(..) => bail!(
             "{}: a record file; this command needs the profile itself (nsys or nvprof SQLite, or a PyTorch profiler trace), since records lack API calls, ranges and copies",
             file.display()
