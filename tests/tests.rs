@@ -15,6 +15,7 @@ mod gpu;
 mod hostile;
 mod hostviews;
 mod kineto;
+mod loaders;
 mod mem;
 mod model;
 mod parse;
