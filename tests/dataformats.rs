@@ -131,7 +131,12 @@ fn agree(args: &[String], dir: &Path, skip: impl Fn(&[String]) -> bool) -> Pq {
     }
     let pq_path = dir.join(format!("t{}.parquet", rows.len() + head.len() * 1000));
     let _ = std::fs::remove_file(&pq_path);
-    ok(&with(&["--format", "parquet", "-o", pq_path.to_str().unwrap()]));
+    ok(&with(&[
+        "--format",
+        "parquet",
+        "-o",
+        pq_path.to_str().unwrap(),
+    ]));
     let pq = read_pq(&pq_path);
     let names: Vec<&str> = pq.cols.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, head, "{args:?}");
@@ -288,7 +293,9 @@ fn dist_every_table() {
     let i = inputs();
     let job = fixture("nsys-ai/mfu_2gpu_before.sqlite");
     for t in ["ranks", "collectives", "steps"] {
-        let pq = agree(&s(&["dist", "-q", "--table", t, p(&job)]), &i.out, |_| false);
+        let pq = agree(&s(&["dist", "-q", "--table", t, p(&job)]), &i.out, |_| {
+            false
+        });
         if t == "ranks" {
             assert_eq!(pq.rows.len(), 2);
             assert_eq!(ty(&pq, "busy_ns"), &DataType::Int64);
@@ -315,7 +322,11 @@ fn diff_keys() {
     );
     assert!(matches!(ty(&pq, "base_step_ns"), DataType::List(_)));
     assert_eq!(ty(&pq, "significant"), &DataType::Boolean);
-    let steps = pq.cols.iter().position(|(n, _)| n == "base_step_ns").unwrap();
+    let steps = pq
+        .cols
+        .iter()
+        .position(|(n, _)| n == "base_step_ns")
+        .unwrap();
     assert!(
         pq.rows
             .iter()
@@ -353,7 +364,14 @@ fn stats_one_report() {
         }
         // the JSON's rows hold the same numbers
         let json: serde_json::Value = serde_json::from_slice(&ok(&s(&[
-            "stats", "-q", "-r", r, "--timeunit", unit, "--json", p(&f),
+            "stats",
+            "-q",
+            "-r",
+            r,
+            "--timeunit",
+            unit,
+            "--json",
+            p(&f),
         ])))
         .unwrap();
         let rows = json.as_array().unwrap();
@@ -395,10 +413,42 @@ fn closed_pipe_ends_quietly() {
     let i = inputs();
     let big = fixture("nsys-ai/mfu_2gpu_before.sqlite");
     let cases: Vec<Vec<String>> = vec![
-        s(&["launch", "-q", "--table", "each", "--format", "tsv", p(&big)]),
-        s(&["launch", "-q", "--table", "each", "--format", "parquet", p(&big)]),
-        s(&["stats", "-q", "-r", "cuda_gpu_trace", "--format", "parquet", p(&big)]),
-        s(&["stats", "-q", "-r", "cuda_gpu_trace", "--format", "tsv", p(&big)]),
+        s(&[
+            "launch",
+            "-q",
+            "--table",
+            "each",
+            "--format",
+            "tsv",
+            p(&big),
+        ]),
+        s(&[
+            "launch",
+            "-q",
+            "--table",
+            "each",
+            "--format",
+            "parquet",
+            p(&big),
+        ]),
+        s(&[
+            "stats",
+            "-q",
+            "-r",
+            "cuda_gpu_trace",
+            "--format",
+            "parquet",
+            p(&big),
+        ]),
+        s(&[
+            "stats",
+            "-q",
+            "-r",
+            "cuda_gpu_trace",
+            "--format",
+            "tsv",
+            p(&big),
+        ]),
         s(&["idle", "-q", "--format", "tsv", p(&i.host)]),
         s(&["mem", "-q", "--format", "parquet", p(&i.mem)]),
         s(&["dist", "-q", "--format", "tsv", p(&big)]),
@@ -448,7 +498,11 @@ fn parquet_to_a_terminal_is_refused() {
         format!("{bin} idle -q --format parquet {}", p(&i.host)),
         format!("{bin} launch -q --format parquet {}", p(&i.host)),
         format!("{bin} mem --format parquet {}", p(&i.mem)),
-        format!("{bin} diff -q --format parquet {} {}", p(&i.host), p(&i.host)),
+        format!(
+            "{bin} diff -q --format parquet {} {}",
+            p(&i.host),
+            p(&i.host)
+        ),
         format!(
             "{bin} stats -q -r cuda_gpu_kern_sum --format parquet {}",
             p(&i.host)
@@ -537,11 +591,22 @@ fn export_step_window() {
             ] {
                 assert!(names.contains(x), "step 2 lacks {x}: {names:?}");
             }
-            for x in ["ncclKernel_AllReduce", "gemm", "ProfilerStep#1", "aten::mm", "cudaMemcpyAsync"] {
+            for x in [
+                "ncclKernel_AllReduce",
+                "gemm",
+                "ProfilerStep#1",
+                "aten::mm",
+                "cudaMemcpyAsync",
+            ] {
                 assert!(!names.contains(x), "step 2 has {x}");
             }
         } else {
-            for x in ["gemm", "ncclKernel_AllReduce", "ProfilerStep#1", "cudaMemcpyAsync"] {
+            for x in [
+                "gemm",
+                "ncclKernel_AllReduce",
+                "ProfilerStep#1",
+                "cudaMemcpyAsync",
+            ] {
                 assert!(names.contains(x), "step 1 lacks {x}: {names:?}");
             }
             assert!(!names.contains("add") && !names.contains("triton_"));
@@ -556,7 +621,15 @@ fn export_step_window() {
     assert!(err.contains("no step 7") && err.contains("1 to 2"), "{err}");
     assert!(err.contains("steps.pt.trace.json"), "{err}");
     // --step with --from is a usage error
-    let out = run(rprof().args(["export", "--chrome", "--step", "1", "--from", "1ms", p(&trace)]));
+    let out = run(rprof().args([
+        "export",
+        "--chrome",
+        "--step",
+        "1",
+        "--from",
+        "1ms",
+        p(&trace),
+    ]));
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -581,7 +654,15 @@ fn parquet_records_read_like_json_records() {
         let json = a.join("records");
         let pq = b.join("records");
         ok(&s(&["parse", "-q", p(&src), "-o", p(&json)]));
-        ok(&s(&["parse", "-q", "--format", "parquet", p(&src), "-o", p(&pq)]));
+        ok(&s(&[
+            "parse",
+            "-q",
+            "--format",
+            "parquet",
+            p(&src),
+            "-o",
+            p(&pq),
+        ]));
         let mut magic = [0u8; 4];
         std::fs::File::open(&pq)
             .unwrap()
@@ -590,7 +671,12 @@ fn parquet_records_read_like_json_records() {
         assert_eq!(&magic, b"PAR1");
         for args in [
             vec!["prof"],
-            vec!["prof", "--csv", "-c", "idx,op,kernel,sil,flops,bytes,tc,grid,block"],
+            vec![
+                "prof",
+                "--csv",
+                "-c",
+                "idx,op,kernel,sil,flops,bytes,tc,grid,block",
+            ],
             vec!["prof", "--format", "json"],
             vec!["summary", "--by", "op"],
             vec!["summary", "--by", "kernel", "--csv"],

@@ -187,7 +187,15 @@ fn pandas_polars_duckdb_default_readers() {
     // records: a PyTorch-profiler trace (times since the epoch, above
     // 2^53 ns) and an nsys export (launch-call fields null for some rows)
     let rec_cols = [
-        "kStart", "kEnd", "kDuration", "rStart", "rEnd", "corrId", "device", "stream", "pid",
+        "kStart",
+        "kEnd",
+        "kDuration",
+        "rStart",
+        "rEnd",
+        "corrId",
+        "device",
+        "stream",
+        "pid",
         "tid",
     ];
     for (name, src) in [
@@ -197,7 +205,15 @@ fn pandas_polars_duckdb_default_readers() {
         let jsonl = d.join(format!("{name}.jsonl"));
         let pq = d.join(format!("{name}.parquet"));
         ok(&["parse", "-q", p(&fixture(src)), "-o", p(&jsonl)]);
-        ok(&["parse", "-q", "--format", "parquet", p(&fixture(src)), "-o", p(&pq)]);
+        ok(&[
+            "parse",
+            "-q",
+            "--format",
+            "parquet",
+            p(&fixture(src)),
+            "-o",
+            p(&pq),
+        ]);
         let want = from_jsonl(&jsonl, &rec_cols);
         if name == "kineto" {
             assert!(want["kStart"].iter().flatten().all(|&t| t > 1 << 53));
@@ -226,12 +242,21 @@ fn pandas_polars_duckdb_default_readers() {
         (
             "launch",
             vec!["launch", "-q", "--table", "each", p(&nsys)],
-            vec!["start_ns", "device", "stream", "api_ns", "latency_ns", "kernel_ns"],
+            vec![
+                "start_ns",
+                "device",
+                "stream",
+                "api_ns",
+                "latency_ns",
+                "kernel_ns",
+            ],
         ),
         (
             "dist",
             vec!["dist", "-q", "--table", "ranks", p(&nsys)],
-            vec!["rank", "kernels", "start_ns", "span_ns", "busy_ns", "idle_ns"],
+            vec![
+                "rank", "kernels", "start_ns", "span_ns", "busy_ns", "idle_ns",
+            ],
         ),
         (
             "stats",
@@ -269,12 +294,24 @@ fn pandas_polars_duckdb_default_readers() {
     ];
     for (i, src) in ranks.iter().enumerate() {
         let out = job.join(format!("rank{i}.parquet"));
-        ok(&["parse", "-q", "--format", "parquet", p(&fixture(src)), "-o", p(&out)]);
+        ok(&[
+            "parse",
+            "-q",
+            "--format",
+            "parquet",
+            p(&fixture(src)),
+            "-o",
+            p(&out),
+        ]);
     }
     let readme = std::fs::read_to_string(crate::util::root().join("README.md")).unwrap();
-    let start = readme.find("duckdb -c \"").expect("the README's DuckDB recipe") + 11;
+    let start = readme
+        .find("duckdb -c \"")
+        .expect("the README's DuckDB recipe")
+        + 11;
     let len = readme[start..].find('"').unwrap();
-    let sql = readme[start..start + len].replace("job/*.parquet", &format!("{}/*.parquet", p(&job)));
+    let sql =
+        readme[start..start + len].replace("job/*.parquet", &format!("{}/*.parquet", p(&job)));
     let sql_file = d.join("recipe.sql");
     std::fs::write(&sql_file, &sql).unwrap();
 
@@ -321,10 +358,7 @@ fn pandas_polars_duckdb_default_readers() {
             e.0 += 1;
             e.1 += v["kDuration"].as_i64().unwrap();
         }
-        groups.extend(
-            by.into_iter()
-                .map(|(k, (n, ns))| (rank as i64, k, n, ns)),
-        );
+        groups.extend(by.into_iter().map(|(k, (n, ns))| (rank as i64, k, n, ns)));
     }
     let rows = seen["recipe"].as_array().unwrap();
     assert!(!rows.is_empty());
@@ -337,7 +371,10 @@ fn pandas_polars_duckdb_default_readers() {
     for (row, (rank, w_ms)) in rows.iter().zip(&want) {
         let r = row.as_array().unwrap();
         assert_eq!(r[0].as_i64(), Some(*rank), "{row}");
-        assert!((r[3].as_f64().unwrap() - w_ms).abs() < 1e-9, "{row} vs {w_ms}");
+        assert!(
+            (r[3].as_f64().unwrap() - w_ms).abs() < 1e-9,
+            "{row} vs {w_ms}"
+        );
         // and the row's own group: its count and its time
         let g = groups
             .iter()

@@ -372,8 +372,8 @@ fn parquet_records(
     if header.len() > 16 << 20 {
         anyhow::bail!("{name}: rprof metadata larger than 16 MiB");
     }
-    let h: rprof_trace::record::Header = serde_json::from_str(&header)
-        .map_err(|e| anyhow!("{name}: bad rprof metadata ({e})"))?;
+    let h: rprof_trace::record::Header =
+        serde_json::from_str(&header).map_err(|e| anyhow!("{name}: bad rprof metadata ({e})"))?;
     if h.version > rprof_trace::record::DICT_VERSION {
         anyhow::bail!(
             "{name}: record format version {} is newer than this rprof reads ({}); re-run `rprof parse` or update rprof",
@@ -395,8 +395,8 @@ fn parquet_records(
     let mut row = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| anyhow!("{name}: cannot read ({e})"))?;
-        let lines = rprof_report::records::read::json_lines(&batch)
-            .map_err(|e| anyhow!("{name}: {e}"))?;
+        let lines =
+            rprof_report::records::read::json_lines(&batch).map_err(|e| anyhow!("{name}: {e}"))?;
         let parsed: Vec<Result<Line<'_>, String>> =
             lines.par_iter().map(|l| read_line(l)).collect();
         let mut recs = Vec::with_capacity(parsed.len());

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use rprof_report::diff::{
     self, DEFAULT_STEP_PATTERN, DiffOptions, Key, RunInfo, Side, SideData, StepMatcher, StepRange,
 };
@@ -337,7 +337,6 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
             meta.push(("rprof.by", args.by.name().to_owned()));
             super::write_csv_as(
                 &csv,
-                "keys",
                 data,
                 TYPES,
                 &meta,

@@ -258,7 +258,6 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
             let meta = super::report_metadata("dist", name, &inputs);
             super::write_csv_as(
                 &csv,
-                name,
                 data,
                 TYPES,
                 &meta,

@@ -111,7 +111,6 @@ impl OutputArgs {
                 let meta = super::report_metadata(report, table, &[input]);
                 super::write_csv_as(
                     &csv,
-                    table,
                     data,
                     types,
                     &meta,
@@ -172,7 +171,12 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
             s.without_launch
         );
         for n in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {}", trace.path.display(), rprof_report::escape::escape_control(n));
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: {}",
+                trace.path.display(),
+                rprof_report::escape::escape_control(n)
+            );
         }
     }
     Ok((trace, innermost))

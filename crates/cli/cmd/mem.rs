@@ -108,9 +108,8 @@ fn table_parser() -> impl TypedValueParser<Value = MemTable> {
         .map(|s| PossibleValue::new(s.name()))
         .into_iter()
         .chain([PossibleValue::new("curve")]);
-    PossibleValuesParser::new(names).map(|s| {
-        Section::from_name(&s).map_or(MemTable::Curve, MemTable::Section)
-    })
+    PossibleValuesParser::new(names)
+        .map(|s| Section::from_name(&s).map_or(MemTable::Curve, MemTable::Section))
 }
 
 /// Column types that must not depend on the values.
@@ -184,7 +183,12 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             trace.mem_events.len(),
         );
         for n in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {}", trace.path.display(), rprof_report::escape::escape_control(n));
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: {}",
+                trace.path.display(),
+                rprof_report::escape::escape_control(n)
+            );
         }
     }
     let (report, curve) = mem::compute(
@@ -238,7 +242,6 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             let meta = super::report_metadata("mem", name, &inputs);
             super::write_csv_as(
                 &csv,
-                name,
                 data,
                 TYPES,
                 &meta,

@@ -77,7 +77,6 @@ pub fn write_data(
 /// command's own document, not written here.
 pub fn write_csv_as(
     csv: &[u8],
-    name: &str,
     format: DataFormat,
     types: &[(&str, ColumnType)],
     metadata: &[(&str, String)],
@@ -90,7 +89,7 @@ pub fn write_csv_as(
         w.write_all(csv)?;
         return w.finish();
     }
-    let mut table = DataTable::from_csv(name, csv)?;
+    let mut table = DataTable::from_csv("table", csv)?;
     table.rows.retain(|r| !skip_row(r));
     write_data(&table, format, types, metadata, output, inputs)
 }

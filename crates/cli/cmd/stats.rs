@@ -176,7 +176,11 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    if parquet && args.output.as_deref().is_none_or(|p| p == std::path::Path::new("-"))
+    if parquet
+        && args
+            .output
+            .as_deref()
+            .is_none_or(|p| p == std::path::Path::new("-"))
         && std::io::IsTerminal::is_terminal(&std::io::stdout())
     {
         return Err(UsageError(
@@ -240,7 +244,12 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
                 table.notes.push(why);
             }
             for n in &table.notes {
-                writeln!(err, "rprof stats: {}: {}", req.spec, render::escape_controls(n))?;
+                writeln!(
+                    err,
+                    "rprof stats: {}: {}",
+                    req.spec,
+                    render::escape_controls(n)
+                )?;
             }
         }
         let mut csv = Vec::new();
@@ -252,7 +261,6 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         drop(err);
         return super::write_csv_as(
             &csv,
-            &req.spec,
             DataFormat::Parquet,
             &types,
             &meta,

@@ -161,7 +161,12 @@ impl DataTable {
                             ColumnType::ListInt64 => Kind::ListInt,
                             _ => Kind::Text,
                         });
-                let column = || self.rows.iter().filter_map(|r| r.get(i)).filter(|c| !unknown(c));
+                let column = || {
+                    self.rows
+                        .iter()
+                        .filter_map(|r| r.get(i))
+                        .filter(|c| !unknown(c))
+                };
                 // a boolean or list hint holds only when every cell fits it
                 match hint {
                     Some(Kind::UInt) => {
