@@ -50,7 +50,7 @@ pub struct MemArgs {
 
     /// The table --format csv, tsv or parquet writes (`curve`: the memory
     /// curve per device, as --curve writes it).
-    #[arg(long, visible_alias = "table", value_name = "TABLE", default_value = "devices", value_parser = table_parser())]
+    #[arg(long = "table", alias = "section", value_name = "TABLE", default_value = "devices", value_parser = table_parser())]
     pub section: MemTable,
 
     /// Write the memory curve per device (bucketed running sums) as CSV to FILE.
