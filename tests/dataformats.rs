@@ -714,3 +714,93 @@ fn parquet_records_read_like_json_records() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("Parquet records"), "{err}");
 }
+
+/// `--timeunit` on the tables of idle, steps, dist and launch: every time
+/// column (header ending in a unit) is shown in the unit asked for, the
+/// same value as the CSV's ns.
+#[test]
+fn timeunit_on_every_table() {
+    let i = inputs();
+    let host = p(&i.host);
+    let cells = |args: &[&str], header: &str| -> Vec<String> {
+        let text = String::from_utf8(ok(&s(args))).unwrap();
+        // the first table: its header, then its rows up to the first
+        // line that is not a table line
+        let mut lines = text
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'));
+        let head: Vec<String> = lines
+            .next()
+            .unwrap()
+            .split('|')
+            .map(|c| c.trim().to_owned())
+            .collect();
+        let col = head
+            .iter()
+            .position(|h| h == header)
+            .unwrap_or_else(|| panic!("no {header} in {head:?}"));
+        lines
+            .skip(1)
+            .map(|l| l.split('|').nth(col).unwrap().trim().to_owned())
+            .collect()
+    };
+    // idle: span per stream, ns in the CSV
+    let (_, csv) = sv(&ok(&s(&["idle", "-q", "--csv", host])), b',');
+    let want: Vec<String> = csv
+        .iter()
+        .map(|r| {
+            // the table prints ms to 3 decimals: whole µs
+            let ms = (r[3].parse::<f64>().unwrap() / 1e6 * 1e3).round() / 1e3;
+            format!("{:.0}", ms * 1e3)
+        })
+        .collect();
+    let got = cells(&["idle", "-q", "--timeunit", "us", host], "span us");
+    assert_eq!(&got[..want.len()], &want[..]);
+    // steps: the kernel category, ns in the CSV, as s
+    let (_, csv) = sv(
+        &ok(&s(&["steps", "-q", "--step", "^iteration", "--csv", host])),
+        b',',
+    );
+    let want: Vec<String> = csv
+        .iter()
+        .filter(|r| r[0] != "mean")
+        .map(|r| format!("{:.6}", r[4].parse::<f64>().unwrap() / 1e9))
+        .collect();
+    let got = cells(
+        &[
+            "steps",
+            "-q",
+            "--step",
+            "^iteration",
+            "--timeunit",
+            "s",
+            host,
+        ],
+        "kernel s",
+    );
+    assert_eq!(&got[..want.len()], &want[..]);
+    // launch: per kernel latency in ms (the table's us, 2 decimals, scaled)
+    let got = cells(
+        &["launch", "-q", "--timeunit", "ns", "--top", "0", host],
+        "lat max ns",
+    );
+    assert!(
+        got.iter().all(|c| c.is_empty() || !c.contains('.')),
+        "{got:?}"
+    );
+    // dist: no header keeps its ms
+    let text = String::from_utf8(ok(&s(&[
+        "dist",
+        "-q",
+        "--timeunit",
+        "us",
+        p(&fixture("nsys-ai/mfu_2gpu_before.sqlite")),
+    ])))
+    .unwrap();
+    assert!(
+        text.contains("span us") && text.contains("total us"),
+        "{text}"
+    );
+    assert!(!text.contains(" ms |"), "{text}");
+}
