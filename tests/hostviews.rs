@@ -30,7 +30,7 @@ use crate::util::{rprof, run};
 ///
 /// Host: `cudaStreamSynchronize` [2650,3650) on tid 100 inside
 /// `loss.item()`, with a CUPTI stream-sync record at the same times.
-fn nsys_trace(dir: &Path) -> PathBuf {
+pub(crate) fn nsys_trace(dir: &Path) -> PathBuf {
     let mut h = HostSynth::default();
     h.base.gpus.push(SynthGpu::a100());
     let k = |name: &str, s: i64, e: i64, corr: i64, cs: i64, ce: i64, stream: i64| {
@@ -317,7 +317,7 @@ fn nsys_launch_by_hand() {
 /// [255,285) around `cudaStreamSynchronize` [260,280); a launch at
 /// [286,290) → `add` [300,305) (stream 7).
 /// Step 3 [300,310): nothing.
-const KINETO: &str = r#"{"traceEvents":[
+pub(crate) const KINETO: &str = r#"{"traceEvents":[
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":100,"args":{}},
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":200,"dur":100,"args":{}},
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":300,"dur":10,"args":{}},

@@ -42,7 +42,7 @@ fn call(s: &mut Synth, start: i64, end: i64, corr: i64, name: &str) {
 /// no range), DtoH device→pageable 2000 B in 400 ns (cudaMemcpy inside
 /// `loader2`), DtoD 10 B in 0 ns (no API call), memset pinned 64 B in 10
 /// ns (cudaMemset), memset device 128 B in 100 ns (cudaMemsetAsync).
-fn mem_trace(dir: &Path) -> PathBuf {
+pub(crate) fn mem_trace(dir: &Path) -> PathBuf {
     let mut s = Synth::default();
     s.gpus.push(SynthGpu::a100());
     s.ranges

@@ -6,6 +6,7 @@ mod util;
 
 mod comparisons;
 mod convention;
+mod dataformats;
 mod diff;
 mod dist;
 mod export;
@@ -14,6 +15,7 @@ mod gpu;
 mod hostile;
 mod hostviews;
 mod kineto;
+mod loaders;
 mod mem;
 mod model;
 mod parse;

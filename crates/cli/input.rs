@@ -305,6 +305,7 @@ pub fn for_each_chunk(
             }
             Ok(info)
         }
+        Input::Records(Some(p)) if is_parquet(p) => parquet_records(p, opts, each),
         Input::Records(path) => {
             let (input, name): (Box<dyn Read>, String) = match path {
                 Some(p) => {
@@ -324,6 +325,93 @@ pub fn for_each_chunk(
             records(r, p.display().to_string(), None, opts, each)
         }
     }
+}
+
+/// True when `path` starts with Parquet's magic bytes (`PAR1`): a
+/// record file of `rprof parse --format parquet`, whatever its name.
+pub fn is_parquet(path: &Path) -> bool {
+    let mut head = [0u8; 4];
+    File::open(path).is_ok_and(|mut f| f.read_exact(&mut head).is_ok())
+        && &head == rprof_report::records::read::MAGIC
+}
+
+/// Rows per batch read from a Parquet record file.
+const PARQUET_BATCH: usize = 64 << 10;
+
+/// Records of a Parquet record file: its `rprof` metadata (the sidecar's
+/// header: source and device table), then each row group, a batch at a
+/// time, as the JSON Lines records `rprof parse` writes, through the same
+/// record parser.
+fn parquet_records(
+    path: &Path,
+    opts: Options,
+    mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
+) -> anyhow::Result<Info> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let name = spool::name(path);
+    let f = File::open(path).with_context(|| format!("cannot open {name}"))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| anyhow!("{name}: not a readable Parquet file ({e})"))?
+        .with_batch_size(PARQUET_BATCH);
+    let mut info = Info {
+        name: name.clone(),
+        devices: Vec::new(),
+        memops: None,
+    };
+    let header = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == "rprof"))
+        .and_then(|k| k.value.clone());
+    let Some(header) = header else {
+        anyhow::bail!(
+            "{name}: a Parquet file without rprof's metadata: not a record file of `rprof parse --format parquet`"
+        );
+    };
+    if header.len() > 16 << 20 {
+        anyhow::bail!("{name}: rprof metadata larger than 16 MiB");
+    }
+    let h: rprof_trace::record::Header =
+        serde_json::from_str(&header).map_err(|e| anyhow!("{name}: bad rprof metadata ({e})"))?;
+    if h.version > rprof_trace::record::DICT_VERSION {
+        anyhow::bail!(
+            "{name}: record format version {} is newer than this rprof reads ({}); re-run `rprof parse` or update rprof",
+            h.version,
+            rprof_trace::record::DICT_VERSION
+        );
+    }
+    info.devices = h.devices;
+    let rows = builder.metadata().file_metadata().num_rows();
+    let phase = Phase::bar(
+        progress::enabled(opts.quiet, opts.streams),
+        u64::try_from(rows).unwrap_or(0),
+        &format!("reading {name}"),
+        false,
+    );
+    let reader = builder
+        .build()
+        .map_err(|e| anyhow!("{name}: cannot read ({e})"))?;
+    let mut row = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| anyhow!("{name}: cannot read ({e})"))?;
+        let lines =
+            rprof_report::records::read::json_lines(&batch).map_err(|e| anyhow!("{name}: {e}"))?;
+        let parsed: Vec<Result<Line<'_>, String>> =
+            lines.par_iter().map(|l| read_line(l)).collect();
+        let mut recs = Vec::with_capacity(parsed.len());
+        for (i, p) in parsed.into_iter().enumerate() {
+            match p {
+                Ok(Line::Record(rec)) => recs.push(*rec),
+                Ok(_) => {}
+                Err(msg) => anyhow::bail!("{name}: row {}: {msg}", row + i as u64 + 1),
+            }
+        }
+        row += lines.len() as u64;
+        phase.inc(lines.len() as u64);
+        each(&recs, &info)?;
+    }
+    Ok(info)
 }
 
 /// A profile, read and attributed.
@@ -538,6 +626,12 @@ fn records(
             }
         };
         phase.inc(block.len() as u64);
+        if first_line == 1 && block.starts_with(rprof_report::records::read::MAGIC) {
+            anyhow::bail!(
+                "{}: Parquet records are read from a file (their index is at the end): give the file's path, not a pipe",
+                info.name
+            );
+        }
         let mut lines: Vec<&[u8]> = Vec::with_capacity(block.len() / 256);
         // a byte-order mark before the first line is not part of it
         let mut start = if first_line == 1 && block.starts_with(UTF8_BOM) {

@@ -2,11 +2,12 @@
 //! it is more than noise.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::{Args, ValueEnum};
 use rprof_report::diff::{
     self, DEFAULT_STEP_PATTERN, DiffOptions, Key, RunInfo, Side, SideData, StepMatcher, StepRange,
 };
@@ -18,6 +19,32 @@ use rprof_trace::strings::StrRef;
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
+use crate::style::{OutFormat, TableArgs, Wrap};
+use rprof_report::dataout::DataFormat;
+use rprof_report::parquet::ColumnType;
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[
+    ("key", ColumnType::Utf8),
+    ("status", ColumnType::Utf8),
+    ("base_count", ColumnType::Int64),
+    ("test_count", ColumnType::Int64),
+    ("base_total_ns", ColumnType::Int64),
+    ("test_total_ns", ColumnType::Int64),
+    ("base_mean_ns", ColumnType::Float64),
+    ("test_mean_ns", ColumnType::Float64),
+    ("delta_ns", ColumnType::Int64),
+    ("delta_pct", ColumnType::Float64),
+    ("share_of_delta_pct", ColumnType::Float64),
+    ("base_tflops", ColumnType::Float64),
+    ("test_tflops", ColumnType::Float64),
+    ("base_gbs", ColumnType::Float64),
+    ("test_gbs", ColumnType::Float64),
+    ("base_step_ns", ColumnType::ListInt64),
+    ("test_step_ns", ColumnType::ListInt64),
+    ("p_value", ColumnType::Float64),
+    ("significant", ColumnType::Bool),
+];
 
 /// Compare two runs: per key, time, FLOP rates and a significance test.
 ///
@@ -70,8 +97,9 @@ pub struct DiffArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub top: usize,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = OutFormat::Table)]
+    /// Output format: table, csv, tsv or parquet (one row per key), or
+    /// json (one document: rows, whole-run figures, inputs, significance).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutFormat::Table)]
     pub format: OutFormat,
 
     /// Same as --format csv (one line per key).
@@ -83,9 +111,12 @@ pub struct DiffArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// Write to FILE instead of standard output.
+    /// Write to FILE instead of standard output (`-`: standard output).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub style: TableArgs,
 
     /// Clip keys in the table to N characters (0: never; CSV and JSON are
     /// never clipped).
@@ -104,17 +135,6 @@ pub struct DiffArgs {
     pub test: PathBuf,
 }
 
-/// Output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutFormat {
-    /// A table for people.
-    Table,
-    /// One CSV line per key.
-    Csv,
-    /// One JSON document.
-    Json,
-}
-
 const AFTER_HELP: &str = "\
 Examples:
   rprof diff base.sqlite test.sqlite                 # op + direction + shapes
@@ -122,6 +142,7 @@ Examples:
   rprof diff base.sqlite test.sqlite --by op --top 20
   rprof diff base test --json | jq '.rows[0]'
   rprof diff base test --fail-above 5                # CI gate: exit 3 on a regression
+  rprof diff base test --format parquet -o diff.parquet
 
 Exit status: 0 no key regressed beyond --fail-above (or no --fail-above),
 1 bad input, 2 usage error, 3 a key regressed beyond --fail-above.";
@@ -288,14 +309,43 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
     } else {
         args.format
     };
-    let mut w = out::create(args.output.as_deref(), &[&args.base, &args.test])?;
-    match format {
-        OutFormat::Table => diff::write_table(&mut w, &report, args.name_width),
-        OutFormat::Csv => diff::write_csv(&mut w, &report),
-        OutFormat::Json => diff::write_json(&mut w, &report),
+    let inputs = [args.base.as_path(), args.test.as_path()];
+    match format.data() {
+        None => {
+            args.style.apply();
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
+            match args.style.width() {
+                Some(width) => {
+                    let mut wrap = Wrap::new(&mut w, width);
+                    diff::write_table(&mut wrap, &report, args.name_width)
+                        .and_then(|()| wrap.flush())
+                }
+                None => diff::write_table(&mut w, &report, args.name_width),
+            }
+            .with_context(|| "cannot write the report")?;
+            w.finish()?;
+        }
+        Some(DataFormat::Json) => {
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
+            diff::write_json(&mut w, &report).with_context(|| "cannot write the report")?;
+            w.finish()?;
+        }
+        Some(data) => {
+            let mut csv = Vec::new();
+            diff::write_csv(&mut csv, &report)?;
+            let mut meta = super::report_metadata("diff", "keys", &inputs);
+            meta.push(("rprof.by", args.by.name().to_owned()));
+            super::write_csv_as(
+                &csv,
+                data,
+                TYPES,
+                &meta,
+                args.output.as_deref(),
+                &inputs,
+                |_| false,
+            )?;
+        }
     }
-    .with_context(|| "cannot write the report")?;
-    w.finish()?;
     if let (Some(limit), Some(reg)) = (args.fail_above, &report.regressions)
         && !reg.is_empty()
     {

@@ -1,5 +1,6 @@
 //! `rprof dist`: the distributed view over a whole training job.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -9,6 +10,38 @@ use rprof_report::dist::{self, CsvTable};
 use rprof_trace::read::{self, ReadOptions};
 
 use crate::out::{self, UsageError};
+use crate::style::{OutFormat, TableArgs, Wrap};
+use rprof_report::dataout::DataFormat;
+use rprof_report::parquet::ColumnType;
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[
+    ("rank_from", ColumnType::Utf8),
+    ("file", ColumnType::Utf8),
+    ("source", ColumnType::Utf8),
+    ("note", ColumnType::Utf8),
+    ("op", ColumnType::Utf8),
+    ("step", ColumnType::Utf8),
+    ("bw_time", ColumnType::Utf8),
+    ("busy_pct", ColumnType::Float64),
+    ("compute_pct", ColumnType::Float64),
+    ("comm_pct", ColumnType::Float64),
+    ("overlap_pct", ColumnType::Float64),
+    ("idle_pct", ColumnType::Float64),
+    ("hta_idle_pct", ColumnType::Float64),
+    ("hta_compute_pct", ColumnType::Float64),
+    ("hta_non_compute_pct", ColumnType::Float64),
+    ("hta_comm_comp_overlap_pct", ColumnType::Float64),
+    ("mean_ns", ColumnType::Float64),
+    ("transfer_mean_ns", ColumnType::Float64),
+    ("algbw_gbps", ColumnType::Float64),
+    ("busbw_gbps", ColumnType::Float64),
+    ("comm_transfer_ns", ColumnType::Int64),
+    ("comm_wait_ns", ColumnType::Int64),
+    ("times_last", ColumnType::Int64),
+    ("lateness_ns", ColumnType::Int64),
+    ("clock_skew_ns", ColumnType::Int64),
+];
 
 /// Most files a job may have (directory listings included).
 const MAX_FILES: usize = 65_536;
@@ -41,8 +74,9 @@ pub struct DistArgs {
     #[arg(required = true, value_name = "FILE|DIR")]
     pub inputs: Vec<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = OutFormat::Table)]
+    /// Output format: table, csv, tsv or parquet (one table: --table),
+    /// or json (one document with every table).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutFormat::Table)]
     pub format: OutFormat,
 
     /// Shorthand for `--format csv`.
@@ -54,7 +88,7 @@ pub struct DistArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// Which table CSV output holds.
+    /// Which table CSV, TSV and Parquet output hold.
     #[arg(long, value_enum, value_name = "TABLE", default_value_t = TableArg::Ranks)]
     pub table: TableArg,
 
@@ -64,27 +98,19 @@ pub struct DistArgs {
     #[arg(long, value_name = "REGEX", default_value = r"ProfilerStep#\d+")]
     pub step: String,
 
-    /// Write to FILE instead of standard output.
+    /// Write to FILE instead of standard output (`-`: standard output).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub style: TableArgs,
 
     /// Nothing on stderr but errors.
     #[arg(short, long)]
     pub quiet: bool,
 }
 
-/// Output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutFormat {
-    /// Tables for people.
-    Table,
-    /// CSV (one table: see --table).
-    Csv,
-    /// One JSON document.
-    Json,
-}
-
-/// The table CSV output holds.
+/// The table CSV, TSV and Parquet output hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
     /// One row per rank.
@@ -102,6 +128,7 @@ Examples:
   rprof dist job.sqlite                    # one export, several processes or GPUs
   rprof dist traces/ --json | jq '.ranks[] | {rank, comm_wait_ns}'
   rprof dist traces/ --csv --table collectives
+  rprof dist traces/ --format parquet --table steps -o steps.parquet
   rprof dist traces/ --step 'ProfilerStep#\\d+'";
 
 /// Profiles in a directory: `*.json`, `*.json.gz`, `*.sqlite`, by name.
@@ -193,26 +220,52 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
             kernels
         );
     }
-    if format == OutFormat::Csv && !args.quiet {
-        // the table and JSON carry the notes; CSV has no place for them
+    if !matches!(format, OutFormat::Table | OutFormat::Json) && !args.quiet {
+        // the table and JSON carry the notes; CSV, TSV and Parquet have no
+        // place for them
         for n in &report.notes {
             eprintln!("rprof dist: note: {}", dist::render::esc(n));
         }
     }
     let inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
-    let mut w = out::create(args.output.as_deref(), &inputs)?;
-    match format {
-        OutFormat::Table => dist::write_table(&mut w, &report)?,
-        OutFormat::Json => dist::write_json(&mut w, &report)?,
-        OutFormat::Csv => {
-            let t = match args.table {
-                TableArg::Ranks => CsvTable::Ranks,
-                TableArg::Collectives => CsvTable::Collectives,
-                TableArg::Steps => CsvTable::Steps,
-            };
-            dist::write_csv(&mut w, &report, t)?;
+    let (t, name) = match args.table {
+        TableArg::Ranks => (CsvTable::Ranks, "ranks"),
+        TableArg::Collectives => (CsvTable::Collectives, "collectives"),
+        TableArg::Steps => (CsvTable::Steps, "steps"),
+    };
+    match format.data() {
+        None => {
+            args.style.apply();
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
+            match args.style.width() {
+                Some(width) => {
+                    let mut wrap = Wrap::new(&mut w, width);
+                    dist::write_table(&mut wrap, &report)?;
+                    wrap.flush()?;
+                }
+                None => dist::write_table(&mut w, &report)?,
+            }
+            w.finish()?;
+        }
+        Some(DataFormat::Json) => {
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
+            dist::write_json(&mut w, &report)?;
+            w.finish()?;
+        }
+        Some(data) => {
+            let mut csv = Vec::new();
+            dist::write_csv(&mut csv, &report, t)?;
+            let meta = super::report_metadata("dist", name, &inputs);
+            super::write_csv_as(
+                &csv,
+                data,
+                TYPES,
+                &meta,
+                args.output.as_deref(),
+                &inputs,
+                |_| false,
+            )?;
         }
     }
-    w.finish()?;
     Ok(())
 }

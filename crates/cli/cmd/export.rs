@@ -43,7 +43,7 @@ use rprof_gpu::usage::{DeviceUsage, KernelTime};
 /// ranks of one job line up), or with --align-starts each rank starts at 0.
 /// `-o FILE.gz` writes gzip. --from/--to keep the events that overlap a
 /// window (times from the start of the trace, `12.5ms`, `3s`, `800us`,
-/// `1500ns`; a bare number is ms).
+/// `1500ns`; a bare number is ms); --step N keeps profiler step N.
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct ExportArgs {
@@ -69,6 +69,14 @@ pub struct ExportArgs {
     /// Keep events that start before this time from the start of the trace.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub to: Option<i64>,
+
+    /// Keep the events that overlap profiler step N: the window `rprof
+    /// steps` reports for the step whose name ends in N (`ProfilerStep#N`,
+    /// else a range named like a step, `iteration N`), host range aligned
+    /// to the GPU work it launched. With several profiles, each rank's own
+    /// step N.
+    #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
+    pub step: Option<u64>,
 
     /// With several profiles: shift each so that its first event is at 0
     /// (for ranks whose clocks are not aligned).
@@ -123,6 +131,7 @@ Examples:
   rprof export --chrome net.sqlite -o net.json      # then open net.json in ui.perfetto.dev
   rprof export --chrome worker0.pt.trace.json.gz -o timeline.json.gz
   rprof export --chrome net.sqlite --from 2s --to 2.5s -o step.json
+  rprof export --chrome worker0.pt.trace.json.gz --step 12 -o step12.json
   rprof export --chrome rank0.sqlite rank1.sqlite rank2.sqlite rank3.sqlite -o job.json.gz";
 
 /// Process and thread ids of the tracks.
@@ -232,6 +241,13 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
     for p in &paths {
         loaded.push(input::load(p, read)?);
     }
+    let steps: Vec<Option<Window>> = match args.step {
+        Some(n) => loaded
+            .iter()
+            .map(|(t, e)| step_window(t, e, n).map(Some))
+            .collect::<anyhow::Result<_>>()?,
+        None => vec![None; loaded.len()],
+    };
     let zeros: Vec<i64> = loaded.iter().map(|(t, _)| zero(t)).collect();
     let common = zeros.iter().copied().min().unwrap_or(0);
     let out_name = args
@@ -261,10 +277,11 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
     for (rank, ((trace, enclosing), &z)) in loaded.iter().zip(&zeros).enumerate() {
         let zero_ns = if args.align_starts { z } else { common };
         w.set_zero(zero_ns);
-        let window = Window {
+        let window = steps[rank].unwrap_or(Window {
             from: args.from.map(|f| zero_ns.saturating_add(f)),
             to: args.to.map(|t| zero_ns.saturating_add(t)),
-        };
+            closed_start: true,
+        });
         let rank = multi.then_some(rank);
         let phase = Phase::bar(
             on,
@@ -338,17 +355,81 @@ impl Sink {
     }
 }
 
+/// The number a step's name ends in (`ProfilerStep#12` → 12).
+fn step_number(name: &str) -> Option<u64> {
+    let rev: Vec<char> = name
+        .chars()
+        .rev()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    rev.into_iter().rev().collect::<String>().parse().ok()
+}
+
+/// The window of step `n` as `rprof steps` finds and aligns it; an error
+/// naming the steps there are when there is no step `n`.
+fn step_window(
+    trace: &Trace,
+    enclosing: &rprof_trace::attribute::Enclosing,
+    n: u64,
+) -> anyhow::Result<Window> {
+    let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
+        .map(|l| enclosing.of(l).last().copied())
+        .collect();
+    let report = rprof_report::steps::compute(
+        trace,
+        &rprof_report::steps::StepOptions { pattern: None },
+        &innermost,
+    );
+    let file = input::spool::name(&trace.path);
+    if let Some(s) = report
+        .steps
+        .iter()
+        .find(|s| step_number(&s.name) == Some(n))
+    {
+        return Ok(Window {
+            from: Some(s.start_ns),
+            to: Some(s.end_ns),
+            closed_start: false,
+        });
+    }
+    let numbers: BTreeSet<u64> = report
+        .steps
+        .iter()
+        .filter_map(|s| step_number(&s.name))
+        .collect();
+    match (numbers.first(), numbers.last()) {
+        (Some(a), Some(b)) => bail!(
+            "{file}: no step {n}: the steps are {a} to {b} ({} of them, from {})",
+            numbers.len(),
+            report.detection
+        ),
+        _ => bail!(
+            "{file}: no step {n}: {}",
+            report
+                .na
+                .as_deref()
+                .unwrap_or("the steps found have no number in their names")
+        ),
+    }
+}
+
 /// The time window to keep (absolute ns; `None`: unbounded).
 #[derive(Clone, Copy, Debug)]
 struct Window {
     from: Option<i64>,
     to: Option<i64>,
+    /// --from keeps an event that ends exactly at `from`; a step does not
+    /// (it belongs to the step before), unless it has no duration.
+    closed_start: bool,
 }
 
 impl Window {
     /// Whether `[start, end]` overlaps the window.
     fn keeps(&self, start: i64, end: i64) -> bool {
-        self.from.is_none_or(|f| end >= f) && self.to.is_none_or(|t| start < t)
+        self.from
+            .is_none_or(|f| end > f || (end == f && (self.closed_start || start == end)))
+            && self.to.is_none_or(|t| start < t)
     }
 }
 

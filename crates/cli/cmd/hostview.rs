@@ -5,31 +5,26 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use clap::{Args, ValueEnum};
-use rprof_report::host::OutFormat;
+use clap::Args;
+use rprof_report::dataout::DataFormat;
+use rprof_report::host::OutFormat as HostFormat;
+use rprof_report::parquet::ColumnType;
 use rprof_trace::model::Trace;
 use rprof_trace::read::{self, ReadOptions};
 
 use crate::input::Input;
 use crate::out;
-
-/// Output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    /// Tables for people.
-    Table,
-    /// CSV.
-    Csv,
-    /// One JSON document.
-    Json,
-}
+use crate::style::{OutFormat, TableArgs, Wrap};
 
 /// Output flags.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    pub format: FormatArg,
+    /// Output format: table, csv, tsv or parquet (one table: see --table
+    /// where the command has several), or json (one document with every
+    /// table). Unknown numbers are empty cells in CSV and TSV, null in JSON
+    /// and Parquet.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutFormat::Table)]
+    pub format: OutFormat,
 
     /// Same as --format csv.
     #[arg(long, conflicts_with_all = ["json", "format"])]
@@ -39,7 +34,7 @@ pub struct OutputArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// Write to FILE instead of standard output.
+    /// Write to FILE instead of standard output (`-`: standard output).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -48,6 +43,9 @@ pub struct OutputArgs {
     #[arg(long, value_name = "N", default_value_t = 60)]
     pub name_width: usize,
 
+    #[command(flatten)]
+    pub style: TableArgs,
+
     /// No summary on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -55,29 +53,73 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// The chosen format.
-    pub fn format(&self) -> OutFormat {
+    pub fn chosen(&self) -> OutFormat {
         if self.csv {
             OutFormat::Csv
         } else if self.json {
             OutFormat::Json
         } else {
-            match self.format {
-                FormatArg::Table => OutFormat::Table,
-                FormatArg::Csv => OutFormat::Csv,
-                FormatArg::Json => OutFormat::Json,
-            }
+            self.format
         }
     }
 
-    /// Run `write` on the chosen output and flush it.
+    /// The format the report writers know (TSV and Parquet are made from
+    /// the CSV).
+    pub fn format(&self) -> HostFormat {
+        match self.chosen() {
+            OutFormat::Table => HostFormat::Table,
+            OutFormat::Json => HostFormat::Json,
+            OutFormat::Csv | OutFormat::Tsv | OutFormat::Parquet => HostFormat::Csv,
+        }
+    }
+
+    /// Write the report in the chosen format: `write` renders it as a
+    /// table, CSV or JSON; TSV and Parquet are the CSV's table (rows for
+    /// which `skip_row` holds left out), typed with `types`.
     pub fn emit(
         &self,
         input: &Path,
-        write: impl FnOnce(&mut out::Output) -> std::io::Result<()>,
+        report: &str,
+        table: &str,
+        types: &[(&str, ColumnType)],
+        skip_row: impl Fn(&[String]) -> bool,
+        write: impl FnOnce(&mut dyn Write, HostFormat) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
-        let mut w = out::create(self.output.as_deref(), &[input])?;
-        write(&mut w)?;
-        w.finish()?;
+        let format = self.chosen();
+        match format.data() {
+            None => {
+                self.style.apply();
+                let mut w = out::create(self.output.as_deref(), &[input])?;
+                match self.style.width() {
+                    Some(width) => {
+                        let mut wrap = Wrap::new(&mut w, width);
+                        write(&mut wrap, HostFormat::Table)?;
+                        wrap.flush()?;
+                    }
+                    None => write(&mut w, HostFormat::Table)?,
+                }
+                w.finish()?;
+            }
+            Some(DataFormat::Csv) | Some(DataFormat::Json) => {
+                let mut w = out::create(self.output.as_deref(), &[input])?;
+                write(&mut w, self.format())?;
+                w.finish()?;
+            }
+            Some(data) => {
+                let mut csv = Vec::new();
+                write(&mut csv, HostFormat::Csv)?;
+                let meta = super::report_metadata(report, table, &[input]);
+                super::write_csv_as(
+                    &csv,
+                    data,
+                    types,
+                    &meta,
+                    self.output.as_deref(),
+                    &[input],
+                    skip_row,
+                )?;
+            }
+        }
         Ok(())
     }
 }
@@ -89,7 +131,11 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
     let path = match Input::detect(Some(file))? {
         Input::Profile(p) => p,
         // not JSON either: let the reader say what the file is not
-        Input::Records(_) if read::sniff(file)? != read::FileKind::Json => file.to_owned(),
+        Input::Records(_)
+            if read::sniff(file)? != read::FileKind::Json && !crate::input::is_parquet(file) =>
+        {
+            file.to_owned()
+        }
         Input::Records(_) | Input::Stream(..) => bail!(
             "{}: a record file; this command needs the profile itself (nsys or nvprof SQLite, or a PyTorch profiler trace), since records lack API calls, ranges and copies",
             file.display()
@@ -125,7 +171,12 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
             s.without_launch
         );
         for n in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: {}", trace.path.display(), n);
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: {}",
+                trace.path.display(),
+                rprof_report::escape::escape_control(n)
+            );
         }
     }
     Ok((trace, innermost))

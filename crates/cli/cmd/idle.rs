@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use rprof_report::idle::{self, IdleOptions};
+use rprof_report::parquet::ColumnType;
 
 use super::hostview::{self, OutputArgs};
 use crate::out::UsageError;
@@ -40,7 +41,8 @@ const AFTER_HELP: &str = "\
 Examples:
   rprof idle net.sqlite
   rprof idle net.sqlite --kernel-wait-us 10 --top 20
-  rprof idle worker0.pt.trace.json.gz --json | jq '.gaps[0].cause'";
+  rprof idle worker0.pt.trace.json.gz --json | jq '.gaps[0].cause'
+  rprof idle net.sqlite --format tsv -o streams.tsv";
 
 pub fn run(args: &IdleArgs) -> anyhow::Result<()> {
     let us = args.kernel_wait_us;
@@ -57,7 +59,15 @@ pub fn run(args: &IdleArgs) -> anyhow::Result<()> {
     };
     let (trace, _) = hostview::load(&args.file, true, args.out.quiet)?;
     let report = idle::compute(&trace, &opts);
-    args.out.emit(&args.file, |w| {
-        idle::write(w, &report, args.out.format(), args.out.name_width)
-    })
+    args.out.emit(
+        &args.file,
+        "idle",
+        "streams",
+        TYPES,
+        |_| false,
+        |mut w, format| idle::write(&mut w, &report, format, args.out.name_width),
+    )
 }
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[("idle_share_of_span", ColumnType::Float64)];

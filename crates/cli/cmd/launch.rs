@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use rprof_report::launch::{self};
+use rprof_report::parquet::ColumnType;
 
 use super::hostview::{self, OutputArgs};
 
@@ -24,7 +25,7 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "N", default_value_t = 15)]
     pub top: usize,
 
-    /// The table CSV output holds (`each`: one row per kernel).
+    /// The table CSV, TSV and Parquet output hold (`each`: one row per kernel).
     #[arg(long, value_enum, value_name = "TABLE", default_value_t = CsvTable::Kernels)]
     pub table: CsvTable,
 
@@ -35,7 +36,7 @@ pub struct LaunchArgs {
     pub file: PathBuf,
 }
 
-/// Tables of the CSV output.
+/// Tables of the CSV, TSV and Parquet output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CsvTable {
     /// Per kernel name.
@@ -55,7 +56,8 @@ const AFTER_HELP: &str = "\
 Examples:
   rprof launch net.sqlite
   rprof launch net.sqlite --csv --table ops
-  rprof launch worker0.pt.trace.json.gz --json | jq '.queues'";
+  rprof launch worker0.pt.trace.json.gz --json | jq '.queues'
+  rprof launch net.sqlite --format parquet --table each -o launches.parquet";
 
 pub fn run(args: &LaunchArgs) -> anyhow::Result<()> {
     let (trace, innermost) = hostview::load(&args.file, false, args.out.quiet)?;
@@ -68,14 +70,30 @@ pub fn run(args: &LaunchArgs) -> anyhow::Result<()> {
         CsvTable::LaunchBound => "launch-bound",
         CsvTable::Each => "each",
     };
-    args.out.emit(&args.file, |w| {
-        launch::write(
-            w,
-            &report,
-            args.out.format(),
-            table,
-            args.top,
-            args.out.name_width,
-        )
-    })
+    args.out.emit(
+        &args.file,
+        "launch",
+        table,
+        TYPES,
+        |_| false,
+        |mut w, format| {
+            launch::write(
+                &mut w,
+                &report,
+                format,
+                table,
+                args.top,
+                args.out.name_width,
+            )
+        },
+    )
 }
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[
+    ("kernel", ColumnType::Utf8),
+    ("op", ColumnType::Utf8),
+    ("name", ColumnType::Utf8),
+    ("mean", ColumnType::Float64),
+    ("empty_share_of_span", ColumnType::Float64),
+];

@@ -13,6 +13,9 @@ use rprof_trace::read::{self, ReadOptions};
 
 use crate::input::Input;
 use crate::out::{self, UsageError};
+use crate::style::{OutFormat, TableArgs, Wrap};
+use rprof_report::dataout::DataFormat;
+use rprof_report::parquet::ColumnType;
 
 /// Memory: allocations per device, per op, alive at the end; copies and sets.
 ///
@@ -32,10 +35,10 @@ use crate::out::{self, UsageError};
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct MemArgs {
-    /// Output format.
-    #[arg(long, value_name = "FORMAT", default_value = "table",
-          value_parser = ["table", "csv", "json"])]
-    pub format: String,
+    /// Output format: table, csv, tsv or parquet (one table: --table), or
+    /// json (one document with every table but the curve).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutFormat::Table)]
+    pub format: OutFormat,
 
     /// Shorthand for --format csv.
     #[arg(long, conflicts_with_all = ["json", "format"])]
@@ -45,9 +48,10 @@ pub struct MemArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// The table --csv writes.
-    #[arg(long, value_name = "SECTION", default_value = "devices", value_parser = section_parser())]
-    pub section: Section,
+    /// The table --format csv, tsv or parquet writes (`curve`: the memory
+    /// curve per device, as --curve writes it).
+    #[arg(long = "table", alias = "section", value_name = "TABLE", default_value = "devices", value_parser = table_parser())]
+    pub section: MemTable,
 
     /// Write the memory curve per device (bucketed running sums) as CSV to FILE.
     #[arg(long, value_name = "FILE")]
@@ -65,9 +69,17 @@ pub struct MemArgs {
     #[arg(long, value_name = "N", default_value_t = 60)]
     pub name_width: usize,
 
-    /// Write the report to FILE instead of standard output.
+    /// Write the report to FILE instead of standard output (`-`: standard
+    /// output).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub style: TableArgs,
+
+    /// No summary on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 
     /// A profile: nsys or nvprof SQLite, or a PyTorch-profiler trace.
     pub file: PathBuf,
@@ -79,12 +91,51 @@ Examples:
   rprof mem net.sqlite                        # nsys: copies and sets; allocations with --cuda-memory-usage=true
   rprof mem net.sqlite --curve mem.csv        # the memory curve per device, for plotting
   rprof mem trace.json.gz --json
-  rprof mem net.sqlite --csv --section copies";
+  rprof mem net.sqlite --csv --table copies
+  rprof mem trace.json.gz --format parquet --table ops -o mem_ops.parquet";
 
-fn section_parser() -> impl TypedValueParser<Value = Section> {
-    PossibleValuesParser::new(Section::ALL.map(|s| PossibleValue::new(s.name())))
-        .map(|s| Section::from_name(&s).unwrap_or(Section::Devices))
+/// A table of the report: one of its sections, or the curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemTable {
+    /// A section of the report.
+    Section(Section),
+    /// The memory curve per device.
+    Curve,
 }
+
+fn table_parser() -> impl TypedValueParser<Value = MemTable> {
+    let names = Section::ALL
+        .map(|s| PossibleValue::new(s.name()))
+        .into_iter()
+        .chain([PossibleValue::new("curve")]);
+    PossibleValuesParser::new(names)
+        .map(|s| Section::from_name(&s).map_or(MemTable::Curve, MemTable::Section))
+}
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[
+    ("device_type", ColumnType::Utf8),
+    ("op", ColumnType::Utf8),
+    ("api", ColumnType::Utf8),
+    ("kind", ColumnType::Utf8),
+    ("rule", ColumnType::Utf8),
+    ("addr", ColumnType::UInt64),
+    ("peak_in_window_op", ColumnType::Utf8),
+    ("peak_total_allocated_op", ColumnType::Utf8),
+    ("peak_total_allocated_bytes", ColumnType::Int64),
+    ("peak_total_allocated_ns", ColumnType::Int64),
+    ("peak_total_reserved_bytes", ColumnType::Int64),
+    ("peak_total_reserved_ns", ColumnType::Int64),
+    ("peak_pool_size_bytes", ColumnType::Int64),
+    ("peak_pool_utilized_bytes", ColumnType::Int64),
+    ("total_allocated_bytes", ColumnType::Int64),
+    ("total_reserved_bytes", ColumnType::Int64),
+    ("mean_bytes", ColumnType::Float64),
+    ("mean_ns", ColumnType::Float64),
+    ("median_ns", ColumnType::Float64),
+    ("mean_gbps", ColumnType::Float64),
+    ("max_gbps", ColumnType::Float64),
+];
 
 pub fn run(args: &MemArgs) -> anyhow::Result<()> {
     if !(1..=100_000).contains(&args.curve_buckets) {
@@ -95,11 +146,11 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
         .into());
     }
     let format = if args.csv {
-        "csv"
+        OutFormat::Csv
     } else if args.json {
-        "json"
+        OutFormat::Json
     } else {
-        args.format.as_str()
+        args.format
     };
     if let Input::Records(_) = Input::detect(Some(&args.file))? {
         anyhow::bail!(
@@ -119,6 +170,27 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             no_ranges: false,
         },
     )?;
+    if !args.quiet {
+        let mut e = std::io::stderr().lock();
+        let _ = writeln!(
+            e,
+            "rprof: {}: {} kernels, {} copies/sets, {} API calls, {} ranges, {} memory events",
+            trace.path.display(),
+            trace.kernels.len(),
+            trace.memops.len(),
+            trace.api_calls.len(),
+            trace.ranges.len(),
+            trace.mem_events.len(),
+        );
+        for n in &trace.notes {
+            let _ = writeln!(
+                e,
+                "rprof: {}: note: {}",
+                trace.path.display(),
+                rprof_report::escape::escape_control(n)
+            );
+        }
+    }
     let (report, curve) = mem::compute(
         &trace,
         MemOptions {
@@ -135,12 +207,49 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             .and_then(|()| w.flush())
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
-    let mut w = out::create(args.output.as_deref(), &[&args.file])?;
-    match format {
-        "csv" => render::write_csv(&mut w, &report, args.section)?,
-        "json" => render::write_json(&mut w, &report)?,
-        _ => render::write_table(&mut w, &report, args.name_width)?,
+    let inputs = [args.file.as_path()];
+    match format.data() {
+        None => {
+            args.style.apply();
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
+            match args.style.width() {
+                Some(width) => {
+                    let mut wrap = Wrap::new(&mut w, width);
+                    render::write_table(&mut wrap, &report, args.name_width)?;
+                    wrap.flush()?;
+                }
+                None => render::write_table(&mut w, &report, args.name_width)?,
+            }
+            w.finish()?;
+        }
+        Some(DataFormat::Json) => {
+            let mut w = out::create(args.output.as_deref(), &inputs)?;
+            render::write_json(&mut w, &report)?;
+            w.finish()?;
+        }
+        Some(data) => {
+            let mut csv = Vec::new();
+            let name = match args.section {
+                MemTable::Section(s) => {
+                    render::write_csv(&mut csv, &report, s)?;
+                    s.name()
+                }
+                MemTable::Curve => {
+                    render::write_curve(&mut csv, &curve)?;
+                    "curve"
+                }
+            };
+            let meta = super::report_metadata("mem", name, &inputs);
+            super::write_csv_as(
+                &csv,
+                data,
+                TYPES,
+                &meta,
+                args.output.as_deref(),
+                &inputs,
+                |_| false,
+            )?;
+        }
     }
-    w.finish()?;
     Ok(())
 }

@@ -69,3 +69,44 @@ pub fn write_data(
         }
     }
 }
+
+/// Write a report's CSV (`csv`, as its CSV writer made it) in `format`:
+/// CSV as it is, TSV and Parquet through [`DataTable`] (`types` fixes the
+/// columns whose type must not depend on the values; `skip_row` leaves
+/// rows out of TSV and Parquet, such as a CSV's summary line). JSON is each
+/// command's own document, not written here.
+pub fn write_csv_as(
+    csv: &[u8],
+    format: DataFormat,
+    types: &[(&str, ColumnType)],
+    metadata: &[(&str, String)],
+    output: Option<&Path>,
+    inputs: &[&Path],
+    skip_row: impl Fn(&[String]) -> bool,
+) -> anyhow::Result<()> {
+    if format == DataFormat::Csv {
+        let mut w = out::create(output, inputs)?;
+        w.write_all(csv)?;
+        return w.finish();
+    }
+    let mut table = DataTable::from_csv("table", csv)?;
+    table.rows.retain(|r| !skip_row(r));
+    write_data(&table, format, types, metadata, output, inputs)
+}
+
+/// The metadata every report's Parquet file carries: the report, its table
+/// and its inputs.
+pub fn report_metadata(report: &str, table: &str, inputs: &[&Path]) -> Vec<(&'static str, String)> {
+    vec![
+        ("rprof.report", report.to_owned()),
+        ("rprof.table", table.to_owned()),
+        (
+            "rprof.inputs",
+            inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    ]
+}

@@ -9,6 +9,8 @@ use rprof_report::stats::render::{self, Format, MemUnit, Options, TimeUnit};
 use rprof_report::stats::{self, REPORTS, Request, View, Window};
 
 use crate::out::{self, UsageError};
+use rprof_report::dataout::DataFormat;
+use rprof_report::parquet::ColumnType;
 
 /// nsys stats' reports (cuda_gpu_kern_sum, nvtx_sum, ...), without nsys.
 ///
@@ -94,6 +96,10 @@ pub enum FormatArg {
     /// JSON: one report, an array of row objects; several, an object of
     /// such arrays keyed by report.
     Json,
+    /// Apache Parquet: one report (--report NAME), the CSV's columns
+    /// typed (integers Int64, averages and percentages Float64, text
+    /// UTF-8; empty cells null).
+    Parquet,
 }
 
 fn parse_timeunit(s: &str) -> Result<TimeUnit, String> {
@@ -124,6 +130,7 @@ static REPORT_HELP: LazyLock<String> = LazyLock::new(|| {
     s.push_str(
         "\nExamples:\n  rprof stats net.sqlite\n  rprof stats net.sqlite --report nvtx_sum,cuda_api_sum\n  \
          rprof stats net.sqlite -r cuda_gpu_kern_sum:base --format csv -o kern.csv\n  \
+         rprof stats net.sqlite -r cuda_gpu_kern_sum --format parquet -o kern.parquet\n  \
          rprof stats net.sqlite -r nvtx_kern_sum --filter-nvtx 'step@train/3' --timeunit us\n",
     );
     s
@@ -141,8 +148,11 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
             FormatArg::Csv => Format::Csv,
             FormatArg::Tsv => Format::Tsv,
             FormatArg::Json => Format::Json,
+            // made from the CSV
+            FormatArg::Parquet => Format::Csv,
         }
     };
+    let parquet = args.format == FormatArg::Parquet && !args.csv && !args.json;
     let specs: Vec<String> = if args.report.is_empty() {
         stats::DEFAULT_REPORTS
             .iter()
@@ -159,6 +169,25 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         .iter()
         .map(|s| Request::parse(s).map_err(|e| UsageError(format!("--report: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    if parquet && requests.len() != 1 {
+        return Err(UsageError(format!(
+            "--format parquet writes one report per file: choose it with --report NAME ({} asked for)",
+            requests.len()
+        ))
+        .into());
+    }
+    if parquet
+        && args
+            .output
+            .as_deref()
+            .is_none_or(|p| p == std::path::Path::new("-"))
+        && std::io::IsTerminal::is_terminal(&std::io::stdout())
+    {
+        return Err(UsageError(
+            "--format parquet writes binary data: give -o FILE or redirect standard output".into(),
+        )
+        .into());
+    }
     let time_window = match args.filter_time.as_deref() {
         Some(s) => {
             let (a, b) = stats::parse_filter_time(s).map_err(UsageError)?;
@@ -202,6 +231,44 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         time: args.timeunit,
         mem: args.memunit,
     };
+    if parquet {
+        let req = &requests[0];
+        let mut table = stats::run(&view, req);
+        if !args.quiet {
+            if let Some(why) = &table.skipped {
+                writeln!(err, "rprof stats: {}: skipped: {why}", req.spec)?;
+            }
+            if table.skipped.is_none()
+                && let Some(why) = stats::applies(&data, req.name)
+            {
+                table.notes.push(why);
+            }
+            for n in &table.notes {
+                writeln!(
+                    err,
+                    "rprof stats: {}: {}",
+                    req.spec,
+                    render::escape_controls(n)
+                )?;
+            }
+        }
+        let mut csv = Vec::new();
+        render::write(&mut csv, &table, &opts)?;
+        let types = parquet_types(&table, &opts);
+        let types: Vec<(&str, ColumnType)> = types.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        let mut meta = super::report_metadata("stats", &req.spec, &[&args.file]);
+        meta.push(("rprof.title", table.title.to_owned()));
+        drop(err);
+        return super::write_csv_as(
+            &csv,
+            DataFormat::Parquet,
+            &types,
+            &meta,
+            args.output.as_deref(),
+            &[&args.file],
+            |_| false,
+        );
+    }
     let mut w = out::create(args.output.as_deref(), &[&args.file])?;
     let mut json = serde_json::Map::new();
     let many = requests.len() > 1;
@@ -254,4 +321,36 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     std::mem::forget(view);
     std::mem::forget(data);
     Ok(())
+}
+
+/// The Parquet type of each column: from its unit and its cells, so that a
+/// column's type does not depend on which rows a profile has.
+fn parquet_types(t: &stats::table::Table, o: &Options) -> Vec<(String, ColumnType)> {
+    use stats::table::{Cell, Unit};
+    t.cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let cells = || t.rows.iter().filter_map(|r| r.get(i));
+            let converted = match c.unit {
+                Unit::Duration | Unit::Timestamp => o.time != TimeUnit::Ns,
+                Unit::Bytes | Unit::Throughput => o.mem != MemUnit::B,
+                _ => false,
+            };
+            let ty = if cells().any(|x| matches!(x, Cell::Text(_))) {
+                ColumnType::Utf8
+            } else if converted
+                || c.unit == Unit::Percent
+                || cells().any(|x| matches!(x, Cell::Round1(_) | Cell::Float(_)))
+            {
+                ColumnType::Float64
+            } else if c.unit == Unit::None && cells().next().is_none() {
+                // no rows: names are text
+                ColumnType::Utf8
+            } else {
+                ColumnType::Int64
+            };
+            (render::heading(c, o), ty)
+        })
+        .collect()
 }

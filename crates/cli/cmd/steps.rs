@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use regex::Regex;
+use rprof_report::parquet::ColumnType;
 use rprof_report::steps::{self, StepOptions};
 
 use super::hostview::{self, OutputArgs};
@@ -40,7 +41,8 @@ const AFTER_HELP: &str = "\
 Examples:
   rprof steps worker0.pt.trace.json.gz
   rprof steps net.sqlite --step '^iteration \\d+$'
-  rprof steps net.sqlite --json | jq '.mean'";
+  rprof steps net.sqlite --json | jq '.mean'
+  rprof steps net.sqlite --format parquet -o steps.parquet";
 
 pub fn run(args: &StepsArgs) -> anyhow::Result<()> {
     let pattern = match &args.step {
@@ -52,7 +54,21 @@ pub fn run(args: &StepsArgs) -> anyhow::Result<()> {
     };
     let (trace, innermost) = hostview::load(&args.file, false, args.out.quiet)?;
     let report = steps::compute(&trace, &StepOptions { pattern }, &innermost);
-    args.out.emit(&args.file, |w| {
-        steps::write(w, &report, args.out.format(), args.out.name_width)
-    })
+    // TSV and Parquet: the step rows; the CSV's `mean` line (a mean of
+    // the rows, in fractional ns) is left out so that ns stay integers
+    args.out.emit(
+        &args.file,
+        "steps",
+        "steps",
+        TYPES,
+        |row| row.first().is_some_and(|n| n == "mean") && row.get(1).is_some_and(String::is_empty),
+        |mut w, format| steps::write(&mut w, &report, format, args.out.name_width),
+    )
 }
+
+/// Column types that must not depend on the values.
+const TYPES: &[(&str, ColumnType)] = &[
+    ("name", ColumnType::Utf8),
+    ("gpu_util", ColumnType::Float64),
+    ("outlier", ColumnType::Bool),
+];

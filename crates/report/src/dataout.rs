@@ -44,6 +44,12 @@ enum Kind {
     Int,
     Float,
     Text,
+    /// Unsigned integers beyond `i64` (only where `types` says so).
+    UInt,
+    /// `true` / `false` (only where `types` says so).
+    Bool,
+    /// Integers joined by `;` (only where `types` says so).
+    ListInt,
 }
 
 fn unknown(cell: &str) -> bool {
@@ -148,10 +154,44 @@ impl DataTable {
                         .iter()
                         .find(|(n, _)| *n == self.columns[i])
                         .map(|(_, t)| match t {
-                            ColumnType::Int64 | ColumnType::UInt64 => Kind::Int,
+                            ColumnType::Int64 => Kind::Int,
+                            ColumnType::UInt64 => Kind::UInt,
                             ColumnType::Float64 => Kind::Float,
+                            ColumnType::Bool => Kind::Bool,
+                            ColumnType::ListInt64 => Kind::ListInt,
                             _ => Kind::Text,
                         });
+                let column = || {
+                    self.rows
+                        .iter()
+                        .filter_map(|r| r.get(i))
+                        .filter(|c| !unknown(c))
+                };
+                // a boolean or list hint holds only when every cell fits it
+                match hint {
+                    Some(Kind::UInt) => {
+                        return if column().all(|c| c.parse::<u64>().is_ok()) {
+                            Kind::UInt
+                        } else {
+                            Kind::Text
+                        };
+                    }
+                    Some(Kind::Bool) => {
+                        return if column().all(|c| c == "true" || c == "false") {
+                            Kind::Bool
+                        } else {
+                            Kind::Text
+                        };
+                    }
+                    Some(Kind::ListInt) => {
+                        return if column().all(|c| c.split(';').all(|x| x.parse::<i64>().is_ok())) {
+                            Kind::ListInt
+                        } else {
+                            Kind::Text
+                        };
+                    }
+                    _ => {}
+                }
                 // a hint widens (Int to Float, anything to Text) but never
                 // drops a value: an integer beyond 64 bits stays a float
                 match (hint, kind) {
@@ -159,7 +199,7 @@ impl DataTable {
                     (Some(Kind::Text), _) | (_, Some(Kind::Text)) => Kind::Text,
                     (Some(Kind::Float), _) | (_, Some(Kind::Float)) => Kind::Float,
                     (_, Some(Kind::Int)) => Kind::Int,
-                    (None, None) => Kind::Text,
+                    _ => Kind::Text,
                 }
             })
             .collect()
@@ -195,6 +235,33 @@ impl DataTable {
                             .map(|r| Some(cell(r, i)).filter(|c| !unknown(c)).map(str::to_owned))
                             .collect(),
                     ),
+                    Kind::UInt => Values::UInt64(
+                        self.rows
+                            .iter()
+                            .map(|r| cell(r, i).parse::<u64>().ok())
+                            .collect(),
+                    ),
+                    Kind::Bool => Values::Bool(
+                        self.rows
+                            .iter()
+                            .map(|r| cell(r, i).parse::<bool>().ok())
+                            .collect(),
+                    ),
+                    // an unknown list is an empty one (Parquet lists here
+                    // are not nullable per row)
+                    Kind::ListInt => Values::ListInt64(
+                        self.rows
+                            .iter()
+                            .map(|r| {
+                                let c = cell(r, i);
+                                if unknown(c) {
+                                    Vec::new()
+                                } else {
+                                    c.split(';').filter_map(|x| x.parse().ok()).collect()
+                                }
+                            })
+                            .collect(),
+                    ),
                 };
                 (name, v)
             })
@@ -214,6 +281,9 @@ impl DataTable {
                         Values::Int64(v) => v[r].map_or(Value::Null, |x| json!(x)),
                         Values::Float64(v) => v[r].map_or(Value::Null, |x| json!(x)),
                         Values::Utf8(v) => v[r].as_ref().map_or(Value::Null, |x| json!(x)),
+                        Values::UInt64(v) => v[r].map_or(Value::Null, |x| json!(x)),
+                        Values::Bool(v) => v[r].map_or(Value::Null, |x| json!(x)),
+                        Values::ListInt64(v) => json!(v[r]),
                         _ => Value::Null,
                     };
                     m.insert(name.clone(), x);

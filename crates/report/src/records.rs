@@ -134,3 +134,71 @@ pub fn columns(recs: &[Record<'_>]) -> Vec<Values> {
         float(recs, |r| r.kineto_occupancy_pct),
     ]
 }
+
+/// Reading a Parquet record file back: each row as the JSON Lines record
+/// `rprof parse` writes for it (same keys, in column order), so that the
+/// one record parser reads both and every command gives the same output
+/// for either file.
+pub mod read {
+    use std::io;
+
+    use arrow_array::{
+        Array, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
+        UInt64Array,
+    };
+    use serde_json::{Map, Value};
+
+    /// The four bytes a Parquet file starts (and ends) with.
+    pub const MAGIC: &[u8; 4] = b"PAR1";
+
+    fn cell(col: &dyn Array, i: usize, name: &str) -> io::Result<Value> {
+        if col.is_null(i) {
+            return Ok(Value::Null);
+        }
+        let any = col.as_any();
+        if let Some(a) = any.downcast_ref::<Int64Array>() {
+            return Ok(Value::from(a.value(i)));
+        }
+        if let Some(a) = any.downcast_ref::<UInt64Array>() {
+            return Ok(Value::from(a.value(i)));
+        }
+        if let Some(a) = any.downcast_ref::<Float64Array>() {
+            return Ok(serde_json::Number::from_f64(a.value(i)).map_or(Value::Null, Value::Number));
+        }
+        if let Some(a) = any.downcast_ref::<StringArray>() {
+            return Ok(Value::from(a.value(i)));
+        }
+        if let Some(a) = any.downcast_ref::<BooleanArray>() {
+            return Ok(Value::from(a.value(i)));
+        }
+        if let Some(a) = any.downcast_ref::<ListArray>() {
+            let inner = a.value(i);
+            return (0..inner.len())
+                .map(|j| cell(inner.as_ref(), j, name))
+                .collect::<io::Result<Vec<_>>>()
+                .map(Value::Array);
+        }
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "column {name:?} is of type {}, which no rprof record column has",
+                col.data_type()
+            ),
+        ))
+    }
+
+    /// The rows of a batch as JSON Lines record lines (without newlines).
+    pub fn json_lines(batch: &RecordBatch) -> io::Result<Vec<String>> {
+        let schema = batch.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let mut out = Vec::with_capacity(batch.num_rows());
+        for i in 0..batch.num_rows() {
+            let mut m = Map::new();
+            for (name, col) in names.iter().zip(batch.columns()) {
+                m.insert((*name).to_owned(), cell(col.as_ref(), i, name)?);
+            }
+            out.push(serde_json::to_string(&Value::Object(m)).map_err(io::Error::other)?);
+        }
+        Ok(out)
+    }
+}

@@ -159,12 +159,31 @@ fn alignments(t: &Table, c: &Captured) -> Vec<bool> {
                     .is_some_and(|cell| len(cell) < widths[i] && !cell.is_empty())
                     && line.get(start) == Some(&' ')
             });
+            // a column of numbers (some cells empty or `-`, as in a
+            // total row) is right-aligned, so never clipped
             padded
-                || c.rows
-                    .iter()
-                    .all(|r| r.get(i).is_some_and(|x| numeric(x) || x == "-"))
+                || (c.rows.iter().any(|r| r.get(i).is_some_and(|x| numeric(x)))
+                    && c.rows.iter().all(|r| {
+                        r.get(i)
+                            .is_none_or(|x| numeric(x) || x == "-" || x.is_empty())
+                    }))
         })
         .collect()
+}
+
+/// A header that names a time unit: `Total (ns)`, `Kernel (ms)`,
+/// `lat mean us`, `span ms` → (the header before the unit, ns per unit,
+/// whether the unit is in parentheses).
+fn time_header(h: &str) -> Option<(String, f64, bool)> {
+    for (unit, ns) in [("ns", 1.0), ("us", 1e3), ("ms", 1e6)] {
+        if let Some(stem) = h.strip_suffix(&format!("({unit})")) {
+            return Some((stem.to_owned(), ns, true));
+        }
+        if let Some(stem) = h.strip_suffix(&format!(" {unit}")) {
+            return Some((stem.to_owned(), ns, false));
+        }
+    }
+    None
 }
 
 /// A number cell: digits with at most one `.` and a leading `-`.
@@ -200,29 +219,34 @@ fn group(s: &str) -> String {
 fn restyle(mut c: Captured, right: &[bool], style: &TableStyle) -> String {
     if let Some(unit) = style.unit {
         for (i, h) in c.headers.iter_mut().enumerate() {
-            let from = if h.ends_with("(ns)") {
-                1.0
-            } else if h.ends_with("(ms)") {
-                1e6
-            } else {
+            let Some((stem, from, paren)) = time_header(h) else {
                 continue;
             };
             let scale = from / unit.ns();
             if scale == 1.0 {
                 continue;
             }
-            *h = format!("{}({})", &h[..h.len() - 4], unit.name());
+            *h = if paren {
+                format!("{stem}({})", unit.name())
+            } else {
+                format!("{stem} {}", unit.name())
+            };
             let decimals = match unit {
                 TimeUnit::Ns => 0,
                 TimeUnit::Us => 3,
                 TimeUnit::Ms => 3,
                 TimeUnit::S => 6,
             };
+            // no more decimals than the printed value supports: 0.039 ms
+            // is 39 us, not 39.000 (the table printed ms to 3 decimals)
+            let shift = scale.log10().round() as i64;
             for row in &mut c.rows {
                 if let Some(cell) = row.get_mut(i).filter(|c| numeric(c))
                     && let Ok(v) = cell.parse::<f64>()
                 {
-                    *cell = format!("{:.decimals$}", v * scale);
+                    let given = cell.split_once('.').map_or(0, |(_, f)| f.len()) as i64;
+                    let d = usize::try_from((given - shift).clamp(0, decimals as i64)).unwrap_or(0);
+                    *cell = format!("{:.d$}", v * scale);
                 }
             }
         }

@@ -69,7 +69,7 @@ pub fn write_table<W: Write>(mut w: W, r: &DistReport) -> io::Result<()> {
     writeln!(w)?;
     writeln!(
         w,
-        "Per rank (times in ms; % of the rank's span: first kernel start to last kernel end on its GPU)"
+        "Per rank (% of the rank's span: first kernel start to last kernel end on its GPU)"
     )?;
     let mut t = text::table(
         &[
@@ -79,14 +79,14 @@ pub fn write_table<W: Write>(mut w: W, r: &DistReport) -> io::Result<()> {
             "dev",
             "kernels",
             "comm k",
-            "span",
+            "span ms",
             "busy %",
             "compute %",
             "comm %",
             "overlap %",
             "idle %",
-            "transfer",
-            "wait",
+            "transfer ms",
+            "wait ms",
         ],
         &[0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
     );

@@ -525,7 +525,7 @@ pub fn write<W: Write>(
                     s.kernel_wait_ns.to_string(),
                     s.other_ns.to_string(),
                     s.idle_share_of_span
-                        .map_or("na".to_owned(), |v| format!("{v:.6}")),
+                        .map_or(String::new(), |v| format!("{v:.6}")),
                     s.gaps_without_launch.to_string(),
                 ])?;
             }
@@ -550,9 +550,9 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
             "gaps",
             "idle ms",
             "idle%",
-            "host wait",
-            "kernel wait",
-            "other",
+            "host wait ms",
+            "kernel wait ms",
+            "other ms",
         ],
         &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
     );
@@ -586,7 +586,7 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
     w.write_all(text::render(&t).as_bytes())?;
     writeln!(
         w,
-        "Times in ms. idle% = the stream's idle time / its span (first op start to last op end). host wait: the next op's launch call began after the previous op ended; kernel wait: otherwise and the gap < {} us; other: the rest.",
+        "idle% = the stream's idle time / its span (first op start to last op end). host wait: the next op's launch call began after the previous op ended; kernel wait: otherwise and the gap < {} us; other: the rest.",
         r.kernel_wait_threshold_ns as f64 / 1000.0
     )?;
     if !r.gaps.is_empty() {

@@ -524,14 +524,14 @@ fn write_csv<W: Write>(w: &mut W, r: &LaunchReport, table: &str) -> io::Result<(
                     q.ops.to_string(),
                     q.started_before_launch.to_string(),
                     q.span_ns.to_string(),
-                    q.mean.map_or("na".into(), |m| format!("{m:.4}")),
+                    q.mean.map_or(String::new(), |m| format!("{m:.4}")),
                     q.max.to_string(),
                     q.p50.to_string(),
                     q.p90.to_string(),
                     q.p99.to_string(),
                     q.empty_ns.to_string(),
                     q.empty_share_of_span
-                        .map_or("na".into(), |m| format!("{m:.6}")),
+                        .map_or(String::new(), |m| format!("{m:.6}")),
                 ])?;
             }
         }

@@ -632,7 +632,7 @@ fn write_csv<W: Write>(w: &mut W, r: &StepsReport) -> io::Result<()> {
     head.extend(cat_cols.iter().map(String::as_str));
     head.extend(["gpu_busy_ns", "gpu_util", "device_ops", "outlier"]);
     c.write_record(&head)?;
-    let util = |u: Option<f64>| u.map_or("na".to_owned(), |u| format!("{u:.6}"));
+    let util = |u: Option<f64>| u.map_or(String::new(), |u| format!("{u:.6}"));
     for s in &r.steps {
         let mut row = vec![
             s.name.clone(),
@@ -700,14 +700,14 @@ fn write_table<W: Write>(w: &mut W, r: &StepsReport, name_width: usize) -> io::R
             "step",
             "start ms",
             "total ms",
-            "kernel",
-            "memcpy",
-            "memset",
-            "comm",
-            "runtime",
-            "dataload",
-            "cpu exec",
-            "other",
+            "kernel ms",
+            "memcpy ms",
+            "memset ms",
+            "comm ms",
+            "runtime ms",
+            "dataload ms",
+            "cpu exec ms",
+            "other ms",
             "gpu util%",
             "outlier",
         ],
@@ -780,7 +780,7 @@ fn write_table<W: Write>(w: &mut W, r: &StepsReport, name_width: usize) -> io::R
     }
     writeln!(
         w,
-        "Times in ms. Each category counts only time no category to its left covers, so a row sums to its total. gpu util% = time with a kernel running on any GPU / the step's total."
+        "Each category counts only time no category to its left covers, so a row sums to its total. gpu util% = time with a kernel running on any GPU / the step's total."
     )?;
     for n in &r.notes {
         writeln!(w, "note: {}", safe(n))?;
