@@ -4,7 +4,7 @@
 //! way the records reach the caller in chunks, in order.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
@@ -436,69 +436,26 @@ pub fn load(
     Ok((trace, enclosing))
 }
 
-/// What reading a profile found, on stderr: the same lines for every
-/// command.
+/// What reading a profile found, on stderr: the records headline, the
+/// lines every command prints ([`crate::diag::detail_lines`]), and what
+/// building the records found.
 pub fn parse_summary(trace: &Trace, built: &rprof_trace::build::BuildStats) {
-    // a spooled pipe is named as the user gave it
-    let path = spool::name(&trace.path);
-    let stats = &trace.stats;
-    let (undecodable_markers, undemangled_names) =
-        (built.undecodable_markers, built.undemangled_names);
-    {
-        let mut e = std::io::stderr().lock();
-        let _ = writeln!(e, "{}", built.summary_line(trace));
-        if stats.skipped_null > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: skipped {} kernel rows with {}",
-                path,
-                stats.skipped_null,
-                if trace.source == rprof_trace::model::Source::Kineto {
-                    "a missing or mistyped name or time"
-                } else {
-                    "NULL start or end"
-                }
-            );
-        }
-        if stats.non_positive_duration > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} kernels end no later than they start (kept with duration 0, \"badTime\": true)",
-                path, stats.non_positive_duration
-            );
-        }
-        if stats.ranges_skipped > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: skipped {} NVTX rows without start, thread or text",
-                path, stats.ranges_skipped
-            );
-        }
-        if undecodable_markers > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} PyProf markers could not be read (kept as other markers)",
-                path, undecodable_markers
-            );
-        }
-        if undemangled_names > 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: {} kernel names look mangled but do not demangle (kept raw)",
-                path, undemangled_names
-            );
-        }
-        if stats.kernel_rows == 0 {
-            let _ = writeln!(
-                e,
-                "rprof: {}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
-                path, stats.nvtx_rows
-            );
-        }
-        for note in &trace.notes {
-            let _ = writeln!(e, "rprof: {}: note: {note}", path);
-        }
+    let path = crate::diag::name(trace);
+    let mut lines = vec![built.summary_line(trace)];
+    lines.extend(crate::diag::detail_lines(trace));
+    if built.undecodable_markers > 0 {
+        lines.push(format!(
+            "rprof: {path}: {} PyProf markers could not be read (kept as other markers)",
+            built.undecodable_markers
+        ));
     }
+    if built.undemangled_names > 0 {
+        lines.push(format!(
+            "rprof: {path}: {} kernel names look mangled but do not demangle (kept raw)",
+            built.undemangled_names
+        ));
+    }
+    crate::diag::print(&lines);
 }
 
 /// Reads a record file in blocks of whole lines: one buffer, refilled in

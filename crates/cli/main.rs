@@ -7,6 +7,7 @@
 
 mod args;
 mod cmd;
+mod diag;
 mod input;
 mod out;
 mod progress;

@@ -179,6 +179,18 @@ pub(crate) fn read_one(
     Ok(dist::summarize(&trace, index, step))
 }
 
+/// [`read_one`], with the lines of what reading found
+/// ([`crate::diag::trace_summary`]), printed in file order by the caller.
+fn read_one_said(
+    path: &Path,
+    index: usize,
+    step: &regex::Regex,
+) -> anyhow::Result<(dist::FileSummary, Vec<String>)> {
+    let trace = read::read(path, ReadOptions::default())?;
+    let said = crate::diag::trace_summary(&trace);
+    Ok((dist::summarize(&trace, index, step), said))
+}
+
 pub fn run(args: &DistArgs) -> anyhow::Result<()> {
     if args.step.len() > MAX_PATTERN {
         return Err(UsageError(format!("--step: longer than {MAX_PATTERN} characters")).into());
@@ -197,26 +209,33 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
     let files = expand(&args.inputs)?;
     // read in parallel; each worker reduces its file to the ranks' figures
     // and drops the trace before taking the next file
-    let results: Vec<anyhow::Result<dist::FileSummary>> = files
+    let results: Vec<anyhow::Result<(dist::FileSummary, Vec<String>)>> = files
         .par_iter()
         .enumerate()
-        .map(|(i, f)| read_one(f, i, &step))
+        .map(|(i, f)| read_one_said(f, i, &step))
         .collect();
     let mut summaries = Vec::with_capacity(results.len());
+    let mut said = Vec::new();
     for r in results {
-        summaries.push(r?);
+        let (summary, lines) = r?;
+        said.extend(lines);
+        summaries.push(summary);
     }
     let kernels: u64 = summaries
         .iter()
         .flat_map(|f| &f.units)
         .map(|u| u.all.kernels)
         .sum();
+    // files of different jobs are one error line, with nothing before it
     let report = dist::build(summaries)?;
     if !args.quiet {
+        crate::diag::print(&said);
         eprintln!(
-            "rprof dist: {} files, {} ranks, {} kernels",
+            "rprof: the job: {} file{}, {} rank{}, {} kernels",
             report.files.len(),
+            if report.files.len() == 1 { "" } else { "s" },
             report.ranks.len(),
+            if report.ranks.len() == 1 { "" } else { "s" },
             kernels
         );
     }
@@ -224,7 +243,7 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
         // the table and JSON carry the notes; CSV, TSV and Parquet have no
         // place for them
         for n in &report.notes {
-            eprintln!("rprof dist: note: {}", dist::render::esc(n));
+            eprintln!("rprof: the job: note: {}", dist::render::esc(n));
         }
     }
     let inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();

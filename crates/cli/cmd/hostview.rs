@@ -158,26 +158,7 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
         .map(|l| enclosing.of(l).last().copied())
         .collect();
     if !quiet {
-        let s = &trace.stats;
-        let mut e = std::io::stderr().lock();
-        let _ = writeln!(
-            e,
-            "rprof: {}: {} kernels, {} copies/sets, {} API calls, {} ranges, {} kernels without a launch call",
-            trace.path.display(),
-            trace.kernels.len(),
-            trace.memops.len(),
-            trace.api_calls.len(),
-            trace.ranges.len(),
-            s.without_launch
-        );
-        for n in &trace.notes {
-            let _ = writeln!(
-                e,
-                "rprof: {}: note: {}",
-                trace.path.display(),
-                rprof_report::escape::escape_control(n)
-            );
-        }
+        crate::diag::print(&crate::diag::trace_summary(&trace));
     }
     Ok((trace, innermost))
 }

@@ -171,25 +171,7 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
         },
     )?;
     if !args.quiet {
-        let mut e = std::io::stderr().lock();
-        let _ = writeln!(
-            e,
-            "rprof: {}: {} kernels, {} copies/sets, {} API calls, {} ranges, {} memory events",
-            trace.path.display(),
-            trace.kernels.len(),
-            trace.memops.len(),
-            trace.api_calls.len(),
-            trace.ranges.len(),
-            trace.mem_events.len(),
-        );
-        for n in &trace.notes {
-            let _ = writeln!(
-                e,
-                "rprof: {}: note: {}",
-                trace.path.display(),
-                rprof_report::escape::escape_control(n)
-            );
-        }
+        crate::diag::print(&crate::diag::trace_summary(&trace));
     }
     let (report, curve) = mem::compute(
         &trace,

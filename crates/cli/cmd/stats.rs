@@ -217,12 +217,34 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         None => time_window,
     };
     let mut err = std::io::stderr().lock();
+    // every line names the file, as every command's do (crate::diag)
+    let file = render::escape_controls(&crate::input::spool::name(&args.file)).into_owned();
     if !args.quiet {
-        for n in &data.notes {
-            writeln!(err, "rprof stats: note: {}", render::escape_controls(n))?;
+        // the headline: the tables this request read, as in crate::diag
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (data.kernels.as_ref().map(Vec::len), "kernels"),
+            (data.memops.as_ref().map(Vec::len), "copies and sets"),
+            (data.api.as_ref().map(Vec::len), "API calls"),
+            (data.nvtx.as_ref().map(Vec::len), "NVTX ranges"),
+            (data.osrt.as_ref().map(Vec::len), "OS runtime calls"),
+            (
+                data.um_faults.as_ref().map(Vec::len),
+                "unified-memory faults",
+            ),
+        ] {
+            if let Some(n) = n {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        if !parts.is_empty() {
+            writeln!(err, "rprof: {file}: {}", parts.join(", "))?;
         }
         for (why, n) in &data.dropped {
-            writeln!(err, "rprof stats: skipped {n} {why}")?;
+            writeln!(err, "rprof: {file}: skipped {n} {why}")?;
+        }
+        for n in &data.notes {
+            writeln!(err, "rprof: {file}: note: {}", render::escape_controls(n))?;
         }
     }
     let view = View::new(&data, window.as_ref());
@@ -236,7 +258,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         let mut table = stats::run(&view, req);
         if !args.quiet {
             if let Some(why) = &table.skipped {
-                writeln!(err, "rprof stats: {}: skipped: {why}", req.spec)?;
+                writeln!(err, "rprof: {file}: {}: skipped: {why}", req.spec)?;
             }
             if table.skipped.is_none()
                 && let Some(why) = stats::applies(&data, req.name)
@@ -246,7 +268,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
             for n in &table.notes {
                 writeln!(
                     err,
-                    "rprof stats: {}: {}",
+                    "rprof: {file}: {}: {}",
                     req.spec,
                     render::escape_controls(n)
                 )?;
@@ -283,12 +305,12 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
             if let Some(why) = &table.skipped
                 && !matches!(format, Format::Column | Format::Table)
             {
-                writeln!(err, "rprof stats: {}: skipped: {why}", req.spec)?;
+                writeln!(err, "rprof: {file}: {}: skipped: {why}", req.spec)?;
             }
             for n in &table.notes {
                 writeln!(
                     err,
-                    "rprof stats: {}: {}",
+                    "rprof: {file}: {}: {}",
                     req.spec,
                     render::escape_controls(n)
                 )?;
