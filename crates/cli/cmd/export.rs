@@ -142,20 +142,14 @@ struct Tracks {
     gpus: BTreeMap<i64, u64>,
 }
 
-/// (pid, tid) packed in a thread key, for threads without a launch call.
-fn unpack(source: Source, key: ThreadKey) -> (u64, u64) {
-    match source {
-        Source::Nsys => (rprof_trace::model::nsys_pid(key), key & 0xFF_FFFF),
-        Source::Nvprof | Source::Kineto => (key >> 32, key & 0xFFFF_FFFF),
-    }
-}
-
 impl Tracks {
-    fn thread(&self, source: Source, key: ThreadKey) -> (u64, u64) {
-        self.threads
-            .get(&key)
-            .copied()
-            .unwrap_or_else(|| unpack(source, key))
+    /// (pid, tid) of a thread: as its launch calls say, else as the
+    /// file's thread key packs them (threads without a launch call).
+    fn thread(&self, trace: &Trace, key: ThreadKey) -> (u64, u64) {
+        self.threads.get(&key).copied().unwrap_or_else(|| {
+            let id = trace.thread_id(key);
+            (id.pid, id.tid)
+        })
     }
 
     fn gpu(&self, device: i64) -> u64 {
@@ -177,7 +171,7 @@ fn tracks(trace: &Trace) -> Tracks {
     let mut cpu_pids: BTreeSet<u64> = threads.values().map(|t| t.0).collect();
     for r in &trace.ranges {
         if !threads.contains_key(&r.thread) {
-            cpu_pids.insert(unpack(trace.source, r.thread).0);
+            cpu_pids.insert(trace.thread_id(r.thread).pid);
         }
     }
     let devices: BTreeSet<i64> = trace
@@ -527,7 +521,7 @@ fn one(
     // track names: CPU processes first, then GPUs
     let mut cpu: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
     for r in &trace.ranges {
-        let (p, th) = t.thread(trace.source, r.thread);
+        let (p, th) = t.thread(trace, r.thread);
         cpu.entry(p).or_default().insert(th);
     }
     for &(p, th) in t.threads.values() {
@@ -582,7 +576,7 @@ fn one(
             continue;
         }
         n[3] += 1;
-        let (pid, tid) = t.thread(trace.source, r.thread);
+        let (pid, tid) = t.thread(trace, r.thread);
         let pid = ids.pid(rank, pid);
         let domain = trace.domain_name(r.thread, r.domain);
         let args: Vec<(&str, Arg<'_>)> = domain
