@@ -20,6 +20,7 @@ mod parse;
 mod prof;
 mod records;
 mod report;
+mod speed;
 mod stats;
 mod stock;
 mod summary;
