@@ -18,6 +18,7 @@ use crate::model::{
 };
 use crate::read::ReadOptions;
 use crate::read::cupti::{int_at, read_memop_tables, read_syncs};
+use crate::read::join::JoinIndex;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
 use rprof_model::ClockOrigin;
@@ -447,9 +448,8 @@ fn read_launches(
     strings: &mut StrPool,
     mut all: Option<&mut Vec<ApiCall>>,
 ) -> Result<Vec<Launch>> {
-    // (process bits, correlation id) → launch slot
-    let mut want: HashMap<(u64, i64), u32> =
-        HashMap::with_capacity_and_hasher(kernels.len(), Default::default());
+    // (process bits, correlation id) → launch slot, in the order of each
+    // key's first kernel (then copy or set)
     let keys = kernels
         .iter()
         .map(|k| (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation))
@@ -458,10 +458,7 @@ fn read_launches(
                 .iter()
                 .map(|(m, pid)| (pid & PID_MASK, m.correlation)),
         );
-    for key in keys {
-        let next = want.len() as u32;
-        want.entry(key).or_insert(next);
-    }
+    let mut want = JoinIndex::new(keys);
     // one slot per wanted launch; `start_ns == i64::MIN` marks an empty one
     const EMPTY: i64 = i64::MIN;
     let mut slots: Vec<Launch> = vec![
@@ -474,9 +471,9 @@ fn read_launches(
             correlation: 0,
             api: None,
         };
-        want.len()
+        want.slots
     ];
-    let mut versioned_slot = vec![false; want.len()];
+    let mut versioned_slot = vec![false; want.slots];
     let (list, present) = db.select_list(
         table,
         &[
@@ -533,7 +530,7 @@ fn read_launches(
                     versioned_all.push(versioned);
                 }
             }
-            let Some(&slot) = want.get(&(gtid & PID_MASK, corr)) else {
+            let Some(slot) = want.get(gtid & PID_MASK, corr) else {
                 continue;
             };
             let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
@@ -582,15 +579,16 @@ fn read_launches(
     drop(versioned_slot);
     let mut launches = slots;
     launches.retain(|l| l.start_ns != EMPTY);
-    let find = |key: (u64, i64)| -> Option<u32> {
-        let li = index[*want.get(&key)? as usize];
+    let find = |item: usize| -> Option<u32> {
+        let li = index[*want.slot_of.get(item)? as usize];
         (li != u32::MAX).then_some(li)
     };
-    for k in kernels.iter_mut() {
-        k.launch = find((k.global_pid.unwrap_or(0) & PID_MASK, k.correlation));
+    let n = kernels.len();
+    for (i, k) in kernels.iter_mut().enumerate() {
+        k.launch = find(i);
     }
-    for (m, pid) in memops.iter_mut() {
-        m.launch = find((*pid & PID_MASK, m.correlation));
+    for (i, (m, _)) in memops.iter_mut().enumerate() {
+        m.launch = find(n + i);
     }
     Ok(launches)
 }
