@@ -226,4 +226,3 @@ const TYPES: &[(&str, ColumnType)] = &[
     ("tflops", ColumnType::Float64),
     ("gbs", ColumnType::Float64),
 ];
-

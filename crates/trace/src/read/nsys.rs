@@ -1213,10 +1213,8 @@ mod tests {
 
     #[test]
     fn nvtx_read_in_two_halves_is_the_read_in_one() {
-        let path = std::env::temp_dir().join(format!(
-            "rprof-nvtx-split-{}.sqlite",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("rprof-nvtx-split-{}.sqlite", std::process::id()));
         let _ = std::fs::remove_file(&path);
         {
             let c = rusqlite::Connection::open(&path).unwrap();
@@ -1237,7 +1235,14 @@ mod tests {
                 let tid = (1i64 << 24) + i % 3;
                 let end_tid = if i % 11 == 0 { tid + 1 } else { tid };
                 st.execute(rusqlite::params![
-                    start, end, tid, ty, text, text_id, i % 2, end_tid
+                    start,
+                    end,
+                    tid,
+                    ty,
+                    text,
+                    text_id,
+                    i % 2,
+                    end_tid
                 ])
                 .unwrap();
             }
