@@ -23,6 +23,7 @@ mod prof;
 mod records;
 mod report;
 mod snapshots;
+mod speed;
 mod stats;
 mod stock;
 mod summary;

@@ -46,6 +46,12 @@ pub fn trace_headline(trace: &Trace) -> String {
 /// The lines after the headline: skipped and doubtful rows, each counted
 /// with its reason, and the reader's notes.
 pub fn detail_lines(trace: &Trace) -> Vec<String> {
+    detail_lines_of(trace, true)
+}
+
+/// [`detail_lines`] of a profile read with its ranges (`ranges_read`) or
+/// without them (then no NVTX row was counted either).
+pub fn detail_lines_of(trace: &Trace, ranges_read: bool) -> Vec<String> {
     let path = name(trace);
     let s = &trace.stats;
     let mut out = Vec::new();
@@ -78,10 +84,14 @@ pub fn detail_lines(trace: &Trace) -> Vec<String> {
             s.mem_events_skipped
         ));
     }
-    if s.kernel_rows == 0 {
+    if s.kernel_rows == 0 && ranges_read {
         out.push(format!(
             "rprof: {path}: note: no GPU kernels in this profile ({} NVTX rows): was CUDA traced?",
             s.nvtx_rows
+        ));
+    } else if s.kernel_rows == 0 {
+        out.push(format!(
+            "rprof: {path}: note: no GPU kernels in this profile: was CUDA traced?"
         ));
     }
     for note in &trace.notes {

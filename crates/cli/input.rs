@@ -256,11 +256,32 @@ fn gather_devices(devices: &mut Vec<DeviceInfo>, recs: &[Record<'_>]) {
 pub fn for_each_chunk(
     input: &Input,
     opts: Options,
+    each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
+) -> anyhow::Result<Info> {
+    for_each_chunk_reading(input, opts, Ranges::Read, each)
+}
+
+/// Whether a profile's NVTX ranges (and profiler operators) are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranges {
+    /// Read them and attribute every kernel to its enclosing ranges.
+    Read,
+    /// Neither read nor attributed (the records carry no markers): for
+    /// questions whose answer does not depend on them, which then skip the
+    /// largest table of most exports. Record files are read as they are.
+    Skip,
+}
+
+/// [`for_each_chunk`], reading a profile's ranges or not.
+pub fn for_each_chunk_reading(
+    input: &Input,
+    opts: Options,
+    ranges: Ranges,
     mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     match input {
         Input::Profile(path) => {
-            let (trace, enclosing) = load(path, opts)?;
+            let (trace, enclosing) = load_reading(path, opts, ranges)?;
             let info = Info {
                 name: spool::name(path),
                 devices: trace.devices.clone(),
@@ -301,7 +322,7 @@ pub fn for_each_chunk(
             }
             let stats = stats?;
             if !opts.quiet {
-                parse_summary(&trace, &stats);
+                parse_summary_reading(&trace, &stats, ranges);
             }
             Ok(info)
         }
@@ -419,6 +440,15 @@ pub fn load(
     path: &Path,
     opts: Options,
 ) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
+    load_reading(path, opts, Ranges::Read)
+}
+
+/// [`load`], reading the ranges or not.
+pub fn load_reading(
+    path: &Path,
+    opts: Options,
+    ranges: Ranges,
+) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
     let on = progress::enabled(opts.quiet, false);
     let reading = Phase::spinner(on, &format!("reading {}", path.display()));
     let mut trace = read::read(
@@ -426,11 +456,15 @@ pub fn load(
         ReadOptions {
             compat: opts.compat,
             memops: opts.memops,
+            no_ranges: ranges == Ranges::Skip,
             ..ReadOptions::default()
         },
     )?;
     drop(reading);
-    let attributing = Phase::spinner(on, "attributing kernels to NVTX ranges");
+    let attributing = Phase::spinner(
+        on && ranges == Ranges::Read,
+        "attributing kernels to NVTX ranges",
+    );
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
     drop(attributing);
     Ok((trace, enclosing))
@@ -440,9 +474,34 @@ pub fn load(
 /// lines every command prints ([`crate::diag::detail_lines`]), and what
 /// building the records found.
 pub fn parse_summary(trace: &Trace, built: &rprof_trace::build::BuildStats) {
+    parse_summary_reading(trace, built, Ranges::Read)
+}
+
+/// [`parse_summary`] of a profile read with or without its ranges.
+pub fn parse_summary_reading(
+    trace: &Trace,
+    built: &rprof_trace::build::BuildStats,
+    ranges: Ranges,
+) {
     let path = crate::diag::name(trace);
-    let mut lines = vec![built.summary_line(trace)];
-    lines.extend(crate::diag::detail_lines(trace));
+    let headline = match ranges {
+        Ranges::Read => built.summary_line(trace),
+        // without ranges every kernel lacks one: say that they were not
+        // read rather than count them
+        Ranges::Skip => format!(
+            "rprof: {path}: {} kernel rows, {} records, {} kernels without a launch call ({} not read: not needed)",
+            trace.stats.kernel_rows,
+            built.records,
+            trace.stats.without_launch,
+            if trace.source == rprof_trace::model::Source::Kineto {
+                "CPU operators"
+            } else {
+                "NVTX ranges"
+            },
+        ),
+    };
+    let mut lines = vec![headline];
+    lines.extend(crate::diag::detail_lines_of(trace, ranges == Ranges::Read));
     if built.undecodable_markers > 0 {
         lines.push(format!(
             "rprof: {path}: {} PyProf markers could not be read (kept as other markers)",

@@ -64,6 +64,13 @@ pub struct GpuArgs {
     #[arg(long)]
     pub kineto_check: bool,
 
+    /// Leave out the roofline, the only part that needs the op models: a
+    /// profile's NVTX ranges (or profiler operators) are then not read,
+    /// which is much faster on large profiles. (`--format csv`, `tsv` or
+    /// `parquet` with `--table devices` or `kernels` never read them.)
+    #[arg(long)]
+    pub no_roofline: bool,
+
     /// Clip names to N characters (0: never; other formats than table never
     /// clip).
     #[arg(long, value_name = "N", default_value_t = 60)]
@@ -151,7 +158,8 @@ Examples:
   rprof gpu net.dict --peak-tflops 312 --bandwidth-gbs 2039
   rprof gpu worker0.pt.trace.json.gz --kineto-check
   rprof gpu net.sqlite --format json | jq '.tables[0].rows'
-  rprof gpu net.sqlite --format csv --table kernels";
+  rprof gpu net.sqlite --format csv --table kernels
+  rprof gpu big.sqlite --no-roofline      # utilization only: NVTX not read";
 
 fn positive(name: &str, v: Option<f64>) -> anyhow::Result<()> {
     match v {
@@ -187,6 +195,18 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         } else {
             0
         },
+        roofline: !args.no_roofline,
+    };
+    // only the roofline depends on the ranges (through the models): without
+    // it they are neither read nor attributed, and the models not run
+    let one_table = matches!(
+        args.format,
+        OutFormat::Csv | OutFormat::Tsv | OutFormat::Parquet
+    ) && matches!(args.table, GpuTable::Devices | GpuTable::Kernels);
+    let ranges = if args.no_roofline || one_table {
+        input::Ranges::Skip
+    } else {
+        input::Ranges::Read
     };
     let mut models = Models::new();
     let mut report: Option<GpuReport> = None;
@@ -196,9 +216,14 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
         streams: false,
     };
-    let info = input::for_each_chunk(&source, read, |recs, info| {
+    let info = input::for_each_chunk_reading(&source, read, ranges, |recs, info| {
         let r = report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));
         r.learn_devices(&info.devices);
+        if ranges == input::Ranges::Skip {
+            let est: Vec<_> = recs.iter().map(model::unmodelled).collect();
+            r.add_chunk(recs, &est);
+            return Ok(());
+        }
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
         r.add_chunk(recs, &est);

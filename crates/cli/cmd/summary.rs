@@ -9,7 +9,7 @@ use rprof_report::model::{self, Models};
 use rprof_report::summary::{self, Key, Summarizer};
 
 use crate::input::{self, Input};
-use crate::out;
+use crate::out::{self, UsageError};
 use crate::style::{OutFormat, TableArgs, Wrap};
 use rprof_report::dataout::{DataFormat, DataTable};
 use rprof_report::parquet::ColumnType;
@@ -82,6 +82,14 @@ pub struct SummaryArgs {
     #[arg(long, value_name = "N", default_value_t = 80)]
     pub name_width: usize,
 
+    /// Do not run the op models: FLOPs, bytes, TFLOP/s and GB/s stay
+    /// unknown (empty), and a profile's NVTX ranges (or profiler
+    /// operators), which only the models and the op keys need, are not
+    /// read, which is much faster on large profiles. Only with --by
+    /// kernel, stream or device.
+    #[arg(long)]
+    pub no_models: bool,
+
     /// No parse summary or progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -99,6 +107,7 @@ Examples:
   rprof summary net.sqlite --by nvtx --json | jq '.rows[0]'
   rprof summary net.sqlite --by op --format parquet -o ops.parquet
   rprof summary net.sqlite --timeunit ms --thousands -w 100
+  rprof summary big.sqlite --no-models          # kernel sums only: NVTX not read
   rprof parse net.sqlite | rprof summary --by stream";
 
 fn key_parser() -> impl TypedValueParser<Value = Key> {
@@ -107,6 +116,14 @@ fn key_parser() -> impl TypedValueParser<Value = Key> {
 }
 
 pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
+    // the other keys are the markers' or the models'
+    if args.no_models && !matches!(args.by, Key::Kernel | Key::Stream | Key::Device) {
+        return Err(UsageError(format!(
+            "--no-models: --by {} needs the op models (only --by kernel, stream or device can do without)",
+            args.by.name()
+        ))
+        .into());
+    }
     let source = Input::detect(args.file.as_deref())?;
     let mut models = Models::new();
     let mut sum = Summarizer::new(args.by);
@@ -117,7 +134,21 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
         streams: false,
     };
-    let info = input::for_each_chunk(&source, opts, |recs, _| {
+    // without the models no question here depends on the ranges: they are
+    // not read, and the records carry no markers, so the models would find
+    // nothing (FLOPs and bytes unknown, as for any kernel without a marker)
+    let ranges = if args.no_models {
+        input::Ranges::Skip
+    } else {
+        input::Ranges::Read
+    };
+    let info = input::for_each_chunk_reading(&source, opts, ranges, |recs, _| {
+        if args.no_models {
+            for r in recs {
+                sum.add(r, &model::unmodelled(r));
+            }
+            return Ok(());
+        }
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
         for (r, e) in recs.iter().zip(&est) {

@@ -55,6 +55,8 @@ pub struct GpuOptions {
     pub kineto_check: bool,
     /// Clip names to this many characters (0: never).
     pub name_width: usize,
+    /// Write the roofline (the only part that needs the op models).
+    pub roofline: bool,
 }
 
 impl Default for GpuOptions {
@@ -67,6 +69,7 @@ impl Default for GpuOptions {
             bandwidth_gbs: None,
             kineto_check: false,
             name_width: 60,
+            roofline: true,
         }
     }
 }
@@ -519,7 +522,9 @@ impl GpuReport {
             self.write_buckets(&mut w, width)?;
         }
         self.write_kernels(&mut w)?;
-        self.write_roofline(&mut w)?;
+        if self.opts.roofline {
+            self.write_roofline(&mut w)?;
+        }
         if self.opts.kineto_check {
             self.write_kineto(&mut w)?;
         }

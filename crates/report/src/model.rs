@@ -82,6 +82,20 @@ impl Models {
     }
 }
 
+/// What the models say of a kernel they were not asked about (a report
+/// run without them): nothing, as for a kernel without a marker (FLOPs and
+/// bytes unknown).
+pub fn unmodelled<'a>(r: &'a Record<'a>) -> KernelEstimate<'a> {
+    KernelEstimate {
+        module: "",
+        op: "",
+        layer: rprof_ops::StrList::Record(&r.layer),
+        trace: rprof_ops::StrList::Record(&r.trace),
+        estimate: Estimate::no_marker(),
+        anchor: "",
+    }
+}
+
 /// Run the models on a chunk (in parallel; results in input order).
 pub fn estimate<'a>(recs: &'a [Record<'a>], resolved: &'a [Resolved]) -> Vec<KernelEstimate<'a>> {
     recs.par_iter()

@@ -6,6 +6,7 @@
 //! name, so columns added or moved by newer exporters are harmless.
 
 mod cupti;
+mod join;
 pub mod kineto;
 pub mod limits;
 pub(crate) mod nsys;

@@ -18,6 +18,7 @@ use crate::model::{
 };
 use crate::read::ReadOptions;
 use crate::read::cupti::{int_at, read_memop_tables, read_syncs};
+use crate::read::join::JoinIndex;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
 use rprof_model::ClockOrigin;
@@ -44,7 +45,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         let path = &path;
         let nvtx = nvtx_table
             .as_deref()
-            .map(|t| scope.spawn(move || read_nvtx_raw(path, t, opts)));
+            .map(|t| scope.spawn(move || read_nvtx_split(path, t, opts)));
         let main = read_main(db, opts);
         let nvtx = match nvtx {
             Some(h) => Some(h.join().map_err(|_| Error::Sqlite {
@@ -447,9 +448,8 @@ fn read_launches(
     strings: &mut StrPool,
     mut all: Option<&mut Vec<ApiCall>>,
 ) -> Result<Vec<Launch>> {
-    // (process bits, correlation id) → launch slot
-    let mut want: HashMap<(u64, i64), u32> =
-        HashMap::with_capacity_and_hasher(kernels.len(), Default::default());
+    // (process bits, correlation id) → launch slot, in the order of each
+    // key's first kernel (then copy or set)
     let keys = kernels
         .iter()
         .map(|k| (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation))
@@ -458,10 +458,7 @@ fn read_launches(
                 .iter()
                 .map(|(m, pid)| (pid & PID_MASK, m.correlation)),
         );
-    for key in keys {
-        let next = want.len() as u32;
-        want.entry(key).or_insert(next);
-    }
+    let mut want = JoinIndex::new(keys);
     // one slot per wanted launch; `start_ns == i64::MIN` marks an empty one
     const EMPTY: i64 = i64::MIN;
     let mut slots: Vec<Launch> = vec![
@@ -474,9 +471,9 @@ fn read_launches(
             correlation: 0,
             api: None,
         };
-        want.len()
+        want.slots
     ];
-    let mut versioned_slot = vec![false; want.len()];
+    let mut versioned_slot = vec![false; want.slots];
     let (list, present) = db.select_list(
         table,
         &[
@@ -533,7 +530,7 @@ fn read_launches(
                     versioned_all.push(versioned);
                 }
             }
-            let Some(&slot) = want.get(&(gtid & PID_MASK, corr)) else {
+            let Some(slot) = want.get(gtid & PID_MASK, corr) else {
                 continue;
             };
             let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
@@ -582,15 +579,16 @@ fn read_launches(
     drop(versioned_slot);
     let mut launches = slots;
     launches.retain(|l| l.start_ns != EMPTY);
-    let find = |key: (u64, i64)| -> Option<u32> {
-        let li = index[*want.get(&key)? as usize];
+    let find = |item: usize| -> Option<u32> {
+        let li = index[*want.slot_of.get(item)? as usize];
         (li != u32::MAX).then_some(li)
     };
-    for k in kernels.iter_mut() {
-        k.launch = find((k.global_pid.unwrap_or(0) & PID_MASK, k.correlation));
+    let n = kernels.len();
+    for (i, k) in kernels.iter_mut().enumerate() {
+        k.launch = find(i);
     }
-    for (m, pid) in memops.iter_mut() {
-        m.launch = find((*pid & PID_MASK, m.correlation));
+    for (i, (m, _)) in memops.iter_mut().enumerate() {
+        m.launch = find(n + i);
     }
     Ok(launches)
 }
@@ -714,9 +712,91 @@ struct NvtxRaw {
     max_end: i64,
 }
 
-/// Read NVTX ranges on a connection of its own (run in parallel with the
-/// kernel and launch reads). Keeps every thread; the caller filters.
-fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Result<NvtxRaw> {
+/// Rows of NVTX_EVENTS above which its read is split in two by rowid, each
+/// half on a connection of its own.
+const NVTX_SPLIT_ROWS: usize = 1 << 20;
+
+/// Read NVTX ranges on connections of their own (run in parallel with the
+/// kernel and launch reads): a large table in two halves by rowid, read at
+/// once and joined in rowid order, so that the result is the one read of
+/// the whole table, string handles included.
+fn read_nvtx_split(path: &std::path::Path, table: &str, opts: ReadOptions) -> Result<NvtxRaw> {
+    read_nvtx_split_above(path, table, opts, NVTX_SPLIT_ROWS)
+}
+
+/// [`read_nvtx_split`], splitting from `split_rows` rows.
+fn read_nvtx_split_above(
+    path: &std::path::Path,
+    table: &str,
+    opts: ReadOptions,
+    split_rows: usize,
+) -> Result<NvtxRaw> {
+    let max_rowid = {
+        let db = Db::open(path)?;
+        row_count_hint(&db, table)
+    };
+    if max_rowid < split_rows.max(2) {
+        return read_nvtx_raw(path, table, opts, None);
+    }
+    let mid = (max_rowid / 2) as i64;
+    std::thread::scope(|scope| {
+        let second = scope.spawn(move || read_nvtx_raw(path, table, opts, Some((mid, i64::MAX))));
+        let first = read_nvtx_raw(path, table, opts, Some((i64::MIN, mid)));
+        let second = second.join().map_err(|_| Error::Sqlite {
+            path: path.to_owned(),
+            what: "reading NVTX_EVENTS".into(),
+            source: rusqlite::Error::InvalidQuery,
+        })??;
+        let mut first = first?;
+        first.extend(second);
+        Ok(first)
+    })
+}
+
+impl NvtxRaw {
+    /// Append what the read of the rows after this one's found.
+    fn extend(&mut self, next: NvtxRaw) {
+        let NvtxRaw {
+            pool,
+            mut ranges,
+            pending,
+            domains,
+            rows,
+            skipped,
+            max_end,
+        } = next;
+        // handles of `next`'s pool shift past ours: the same handles as
+        // one read would have given (texts enter the pool in rowid order)
+        let off = self.pool.append(pool);
+        let base = self.ranges.len() as u32;
+        // (a range whose text is registered keeps its placeholder handle)
+        for r in &mut ranges {
+            if r.text.0 != u32::MAX {
+                r.text.0 += off;
+            }
+        }
+        self.ranges.extend(ranges);
+        self.pending
+            .extend(pending.into_iter().map(|(i, id)| (i + base, id)));
+        self.domains
+            .extend(domains.into_iter().map(|(k, t)| match t {
+                Text::Local(r) => (k, Text::Local(StrRef(r.0 + off))),
+                t => (k, t),
+            }));
+        self.rows += rows;
+        self.skipped += skipped;
+        self.max_end = self.max_end.max(max_end);
+    }
+}
+
+/// Read the NVTX ranges with rowid in `(lo, hi]` (`None`: every row) on a
+/// connection of its own. Keeps every thread; the caller filters.
+fn read_nvtx_raw(
+    path: &std::path::Path,
+    table: &str,
+    opts: ReadOptions,
+    rowids: Option<(i64, i64)>,
+) -> Result<NvtxRaw> {
     let db = Db::open(path)?;
     let (list, present) = db.select_list(
         table,
@@ -742,10 +822,22 @@ fn read_nvtx_raw(path: &std::path::Path, table: &str, opts: ReadOptions) -> Resu
     };
     // a full scan returns rows in rowid order; inline texts enter the pool
     // in that order, which makes the text handle the file-order tie-break
-    let sql = format!("SELECT {list} FROM \"{table}\"{filter}");
+    let sql = match rowids {
+        None => format!("SELECT {list} FROM \"{table}\"{filter}"),
+        Some((lo, hi)) => format!(
+            "SELECT {list} FROM \"{table}\"{filter} {} rowid > {lo} AND rowid <= {hi}",
+            if filter.is_empty() { "WHERE" } else { "AND" }
+        ),
+    };
     let mut raw = NvtxRaw {
         pool: StrPool::new(),
-        ranges: Vec::with_capacity(row_count_hint(&db, table)),
+        ranges: Vec::with_capacity(match rowids {
+            None => row_count_hint(&db, table),
+            Some((lo, hi)) => {
+                let n = row_count_hint(&db, table) as i64;
+                (hi.min(n) - lo.max(0)).max(0) as usize
+            }
+        }),
         pending: Vec::new(),
         domains: Vec::new(),
         rows: 0,
@@ -1083,5 +1175,93 @@ mod tests {
         );
         assert_eq!(api_base_name("cuMemAlloc_v2"), ("cuMemAlloc", true));
         assert_eq!(api_base_name("x_v"), ("x_v", false));
+    }
+
+    /// What a read of NVTX_EVENTS found, with texts instead of handles.
+    #[allow(clippy::type_complexity)]
+    fn plain(
+        raw: &NvtxRaw,
+    ) -> (
+        Vec<(i64, i64, u64, u32, String, Option<i64>)>,
+        Vec<((u64, u32), String)>,
+        (u64, u64, i64),
+    ) {
+        let pending: HashMap<u32, i64> = raw.pending.iter().copied().collect();
+        let ranges = raw
+            .ranges
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let id = pending.get(&(i as u32)).copied();
+                let text = if id.is_some() {
+                    String::new()
+                } else {
+                    raw.pool.get(r.text).to_owned()
+                };
+                (r.start_ns, r.end_ns, r.thread, r.domain, text, id)
+            })
+            .collect();
+        let domains = raw
+            .domains
+            .iter()
+            .map(|(k, t)| {
+                let t = match t {
+                    Text::Local(r) => raw.pool.get(*r).to_owned(),
+                    Text::FileId(id) => format!("#{id}"),
+                };
+                (*k, t)
+            })
+            .collect();
+        (ranges, domains, (raw.rows, raw.skipped, raw.max_end))
+    }
+
+    #[test]
+    fn nvtx_read_in_two_halves_is_the_read_in_one() {
+        let path =
+            std::env::temp_dir().join(format!("rprof-nvtx-split-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, globalTid INTEGER, \
+                 eventType INTEGER, text TEXT, textId INTEGER, domainId INTEGER, endGlobalTid INTEGER);",
+            )
+            .unwrap();
+            let mut st = c
+                .prepare("INSERT INTO NVTX_EVENTS VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                .unwrap();
+            for i in 0..101i64 {
+                let ty = [59, 60, 70, 71, 75, 34][(i % 6) as usize];
+                let text = (i % 4 != 1).then(|| format!("range {i}"));
+                let text_id = (i % 4 == 1).then_some(1000 + i);
+                let end = (i % 9 != 0).then_some(i * 10 + 5);
+                let start = (i % 13 != 3).then_some(i * 10);
+                let tid = (1i64 << 24) + i % 3;
+                let end_tid = if i % 11 == 0 { tid + 1 } else { tid };
+                st.execute(rusqlite::params![
+                    start,
+                    end,
+                    tid,
+                    ty,
+                    text,
+                    text_id,
+                    i % 2,
+                    end_tid
+                ])
+                .unwrap();
+            }
+        }
+        let opts = ReadOptions::default();
+        let whole = read_nvtx_raw(&path, "NVTX_EVENTS", opts, None).unwrap();
+        assert!(whole.ranges.len() > 40 && !whole.pending.is_empty());
+        assert!(!whole.domains.is_empty() && whole.skipped > 0);
+        for split in [0, 2, 100] {
+            let halves = read_nvtx_split_above(&path, "NVTX_EVENTS", opts, split).unwrap();
+            assert_eq!(plain(&halves), plain(&whole), "split from {split} rows");
+            // the same handles, too
+            let texts = |r: &NvtxRaw| r.ranges.iter().map(|x| x.text).collect::<Vec<_>>();
+            assert_eq!(texts(&halves), texts(&whole));
+        }
+        let _ = std::fs::remove_file(&path);
     }
 }
