@@ -141,15 +141,17 @@ fn one_profile(
         },
     )?;
     timing.lap("read");
-    // the distributed and memory views of the file as read (the order
-    // `rprof dist` and `rprof mem` see)
+    // the distributed view of the file as read (the order `rprof dist`
+    // sees: it breaks ties between ranges by their place in the file)
     let dist = rprof_report::dist::build(vec![rprof_report::dist::summarize(&trace, 0, step)]).ok();
-    let mem = rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default());
-    timing.lap("dist and mem");
-    // sorts the ranges per thread by start: the idle view's range index is
-    // then the slice itself (host::ThreadRanges)
+    timing.lap("dist");
+    // sorts the ranges per thread by start, end descending, text: the
+    // range indexes of the memory and idle views then need no sort of
+    // their own (host::ThreadRanges, mem's Enclosing)
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
     timing.lap("attribute");
+    let mem = rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default());
+    timing.lap("mem");
     let steps = {
         let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
             .map(|l| enclosing.of(l).last().copied())
