@@ -170,18 +170,10 @@ pub(crate) fn expand(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-pub(crate) fn read_one(
-    path: &Path,
-    index: usize,
-    step: &regex::Regex,
-) -> anyhow::Result<dist::FileSummary> {
-    let trace = read::read(path, ReadOptions::default())?;
-    Ok(dist::summarize(&trace, index, step))
-}
-
-/// [`read_one`], with the lines of what reading found
+/// Read one file of a job and reduce it to its ranks' figures, with the
+/// lines of what reading found
 /// ([`crate::diag::trace_summary`]), printed in file order by the caller.
-fn read_one_said(
+pub(crate) fn read_one(
     path: &Path,
     index: usize,
     step: &regex::Regex,
@@ -212,7 +204,7 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
     let results: Vec<anyhow::Result<(dist::FileSummary, Vec<String>)>> = files
         .par_iter()
         .enumerate()
-        .map(|(i, f)| read_one_said(f, i, &step))
+        .map(|(i, f)| read_one(f, i, &step))
         .collect();
     let mut summaries = Vec::with_capacity(results.len());
     let mut said = Vec::new();

@@ -86,16 +86,22 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         one_profile(&files[0], &step, &command, args.quiet)?
     } else {
         use rayon::prelude::*;
-        let results: Vec<anyhow::Result<rprof_report::dist::FileSummary>> = files
+        let results: Vec<anyhow::Result<(rprof_report::dist::FileSummary, Vec<String>)>> = files
             .par_iter()
             .enumerate()
             .map(|(i, f)| super::dist::read_one(f, i, &step))
             .collect();
         let mut summaries = Vec::with_capacity(results.len());
+        let mut said = Vec::new();
         for r in results {
-            summaries.push(r?);
+            let (summary, lines) = r?;
+            said.extend(lines);
+            summaries.push(summary);
         }
         let report = rprof_report::dist::build(summaries)?;
+        if !args.quiet {
+            crate::diag::print(&said);
+        }
         html::job_page(&report, &command)
     };
     if let Some(dir) = &args.svg {
@@ -117,13 +123,22 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The page of one profile: one read feeds every section.
+/// The page of one profile: one read feeds every section, and one sort of
+/// the ranges (attribution's, per thread by start) serves attribution, the
+/// step view and the idle view.
+///
+/// The order keeps the peak memory down: the job-level views and the
+/// trace's sections first, then the tables only they read (API calls,
+/// copies, memory events, sync records) are freed before the op models
+/// run over the records, whose backward-lookup state grows with the run.
+/// `RPROF_TIMING=1` prints the time and memory after each phase on stderr.
 fn one_profile(
     file: &std::path::Path,
     step: &regex::Regex,
     command: &str,
     quiet: bool,
 ) -> anyhow::Result<html::Page> {
+    let timing = Timing::new();
     let mut trace = read::read(
         file,
         ReadOptions {
@@ -131,40 +146,34 @@ fn one_profile(
             ..ReadOptions::everything()
         },
     )?;
-    // the distributed view of the processes and GPUs in this one file
+    // what was read, said once the page is whole (crate::diag's wording)
+    let said = crate::diag::trace_summary(&trace);
+    timing.lap("read");
+    // the distributed view of the file as read (the order `rprof dist`
+    // sees: it breaks ties between ranges by their place in the file)
     let dist = rprof_report::dist::build(vec![rprof_report::dist::summarize(&trace, 0, step)]).ok();
-    let mem = rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default());
-    // attribution needs only the ranges of launching threads; the page's
-    // other figures read the trace's own tables
+    timing.lap("dist");
+    // sorts the ranges per thread by start, end descending, text: the
+    // range indexes of the memory and idle views then need no sort of
+    // their own (host::ThreadRanges, mem's Enclosing)
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
-    let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
-        .map(|l| enclosing.of(l).last().copied())
-        .collect();
-    let steps = rprof_report::steps::compute(
-        &trace,
-        &rprof_report::steps::StepOptions { pattern: None },
-        &innermost,
-    );
+    timing.lap("attribute");
+    let mem = rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default());
+    timing.lap("mem");
+    let steps = {
+        let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
+            .map(|l| enclosing.of(l).last().copied())
+            .collect();
+        rprof_report::steps::compute(
+            &trace,
+            &rprof_report::steps::StepOptions { pattern: None },
+            &innermost,
+        )
+    };
+    timing.lap("steps");
     let idle = rprof_report::idle::compute(&trace, &rprof_report::idle::IdleOptions::default());
-    let mut builder = PageBuilder::new(trace.devices.clone());
-    let mut models = Models::new();
-    let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
-        let resolved = models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
-        builder.add(recs, &est);
-        Ok(())
-    })?;
-    if !quiet {
-        eprintln!(
-            "rprof: {}: {} kernels, {} records, {} copies and sets, {} API calls",
-            trace.path.display(),
-            trace.kernels.len(),
-            stats.records,
-            trace.memops.len(),
-            trace.api_calls.len()
-        );
-    }
-    Ok(builder.finish(
+    timing.lap("idle");
+    let timeline = html::Timeline::new(
         &trace,
         command,
         html::Views {
@@ -173,5 +182,70 @@ fn one_profile(
             steps: Some(steps),
             idle: Some(idle),
         },
-    ))
+    );
+    // the records need kernels, launches, ranges and strings only
+    trace.api_calls = Vec::new();
+    trace.memops = Vec::new();
+    trace.mem_events = Vec::new();
+    trace.syncs = Vec::new();
+    timing.lap("timeline sections");
+    let mut builder = PageBuilder::new(trace.devices.clone());
+    let mut models = Models::new();
+    let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
+        let resolved = models.resolve(recs);
+        let est = model::estimate(recs, &resolved);
+        builder.add(recs, &est);
+        Ok(())
+    })?;
+    timing.lap("records and op models");
+    if !quiet {
+        crate::diag::print(&said);
+        crate::diag::print(&[format!(
+            "rprof: {}: {} records",
+            crate::diag::name(&trace),
+            stats.records
+        )]);
+    }
+    let page = builder.finish_with(timeline);
+    timing.lap("page");
+    // millions of small allocations (the backward-lookup indexes, range
+    // texts): the OS frees them at exit faster than dropping them one by
+    // one (as `rprof prof` and `rprof stats` do)
+    std::mem::forget(models);
+    std::mem::forget(enclosing);
+    std::mem::forget(trace);
+    Ok(page)
+}
+
+/// Phase times and memory on stderr when `RPROF_TIMING` is set.
+struct Timing(Option<std::time::Instant>);
+
+impl Timing {
+    fn new() -> Timing {
+        Timing(
+            std::env::var_os("RPROF_TIMING")
+                .is_some()
+                .then(std::time::Instant::now),
+        )
+    }
+
+    fn lap(&self, what: &str) {
+        let Some(t0) = self.0 else { return };
+        // resident and peak resident memory, where /proc tells them
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let kb = |key: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .unwrap_or("?")
+                .to_owned()
+        };
+        eprintln!(
+            "timing: {what}: {:.3} s since start; RSS {} kB, peak {} kB",
+            t0.elapsed().as_secs_f64(),
+            kb("VmRSS:"),
+            kb("VmHWM:")
+        );
+    }
 }

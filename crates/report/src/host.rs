@@ -82,25 +82,94 @@ pub fn range_op_name<'t>(trace: &'t Trace, r: &Range) -> &'t str {
 
 /// The ranges of each thread, sorted by start (then end descending, so an
 /// outer range comes before an inner one starting at the same time).
+///
+/// Ranges already in attribution order (`rprof_trace::attribute` sorts
+/// them by thread, start, end descending) are indexed without a copy or a
+/// sort: each thread's list is then a run of the slice itself, which is
+/// what lets `rprof report` share one sort between attribution and the
+/// idle view.
 pub struct ThreadRanges<'a> {
     ranges: &'a [Range],
-    by_thread: BTreeMap<ThreadKey, Vec<u32>>,
+    by_thread: BTreeMap<ThreadKey, Positions>,
+}
+
+/// One thread's ranges: a run of the (sorted) slice, or a sorted list of
+/// indices.
+enum Positions {
+    Run(u32, u32),
+    List(Vec<u32>),
+}
+
+impl Positions {
+    fn len(&self) -> usize {
+        match self {
+            Positions::Run(lo, hi) => (hi - lo) as usize,
+            Positions::List(v) => v.len(),
+        }
+    }
+
+    fn get(&self, p: usize) -> u32 {
+        match self {
+            Positions::Run(lo, _) => lo + p as u32,
+            Positions::List(v) => v[p],
+        }
+    }
+
+    /// The first `n` positions' range indices.
+    fn prefix(&self, n: usize) -> impl DoubleEndedIterator<Item = u32> + '_ {
+        (0..n).map(move |p| self.get(p))
+    }
+
+    /// The number of leading positions whose range satisfies `f` (which
+    /// must hold on a prefix).
+    fn partition_point(&self, f: impl Fn(u32) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if f(self.get(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
 }
 
 impl<'a> ThreadRanges<'a> {
     /// Index `ranges` by thread.
     pub fn new(ranges: &'a [Range]) -> ThreadRanges<'a> {
-        let mut by_thread: BTreeMap<ThreadKey, Vec<u32>> = BTreeMap::new();
-        for (i, r) in ranges.iter().enumerate() {
-            by_thread.entry(r.thread).or_default().push(i as u32);
+        let key = |r: &Range| (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns));
+        let sorted =
+            ranges.len() < u32::MAX as usize && ranges.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
+        if sorted {
+            let mut by_thread = BTreeMap::new();
+            let mut lo = 0usize;
+            while let Some(first) = ranges.get(lo) {
+                let t = first.thread;
+                let n = ranges[lo..].partition_point(|r| r.thread == t);
+                by_thread.insert(t, Positions::Run(lo as u32, (lo + n) as u32));
+                lo += n;
+            }
+            return ThreadRanges { ranges, by_thread };
         }
-        for v in by_thread.values_mut() {
+        let mut lists: BTreeMap<ThreadKey, Vec<u32>> = BTreeMap::new();
+        for (i, r) in ranges.iter().enumerate() {
+            lists.entry(r.thread).or_default().push(i as u32);
+        }
+        for v in lists.values_mut() {
             v.sort_by_key(|&i| {
                 let r = &ranges[i as usize];
                 (r.start_ns, std::cmp::Reverse(r.end_ns), i)
             });
         }
-        ThreadRanges { ranges, by_thread }
+        ThreadRanges {
+            ranges,
+            by_thread: lists
+                .into_iter()
+                .map(|(t, v)| (t, Positions::List(v)))
+                .collect(),
+        }
     }
 
     /// Ranges of `thread` overlapping `[lo, hi)`, with the overlap in ns, in
@@ -109,10 +178,9 @@ impl<'a> ThreadRanges<'a> {
         let Some(v) = self.by_thread.get(&thread) else {
             return Vec::new();
         };
-        let end = v.partition_point(|&i| self.ranges[i as usize].start_ns < hi);
-        v[..end]
-            .iter()
-            .filter_map(|&i| {
+        let end = v.partition_point(|i| self.ranges[i as usize].start_ns < hi);
+        v.prefix(end)
+            .filter_map(|i| {
                 let r = &self.ranges[i as usize];
                 let ov = r.end_ns.min(hi).saturating_sub(r.start_ns.max(lo));
                 (ov > 0).then_some((i, ov))
@@ -124,11 +192,9 @@ impl<'a> ThreadRanges<'a> {
     /// end`; the latest start wins, then the shortest).
     pub fn innermost_at(&self, thread: ThreadKey, t: i64) -> Option<u32> {
         let v = self.by_thread.get(&thread)?;
-        let end = v.partition_point(|&i| self.ranges[i as usize].start_ns <= t);
-        v[..end]
-            .iter()
+        let end = v.partition_point(|i| self.ranges[i as usize].start_ns <= t);
+        v.prefix(end)
             .rev()
-            .copied()
             .filter(|&i| self.ranges[i as usize].end_ns > t)
             .min_by_key(|&i| {
                 let r = &self.ranges[i as usize];
@@ -184,6 +250,66 @@ mod tests {
         assert_eq!(tr.innermost_at(1, 100), None);
         assert_eq!(tr.innermost_at(3, 1), None);
         assert_eq!(tr.overlapping(1, 40, 60), vec![(0, 20), (1, 10)]);
+    }
+
+    /// The run (sorted input) and list (any order) indexes give the answers
+    /// of a brute-force scan.
+    #[test]
+    fn sorted_and_unsorted_input_agree_with_a_scan() {
+        let mut sorted = Vec::new();
+        for t in 1..4u64 {
+            for k in 0..40i64 {
+                let s = (k * 7 + t as i64 * 3) % 50;
+                sorted.push(r(t, s, s + 1 + (k * 13) % 30));
+            }
+        }
+        sorted.sort_by_key(|x| (x.thread, x.start_ns, std::cmp::Reverse(x.end_ns)));
+        let shuffled: Vec<Range> = sorted.iter().rev().cloned().collect();
+        let n = sorted.len() as u32;
+        let back = |i: u32| n - 1 - i;
+        let a = ThreadRanges::new(&sorted);
+        let b = ThreadRanges::new(&shuffled);
+        assert!(matches!(a.by_thread.get(&1), Some(Positions::Run(..))));
+        assert!(matches!(b.by_thread.get(&1), Some(Positions::List(..))));
+        for t in 0..5u64 {
+            for x in -1..85i64 {
+                // innermost: latest start, then shortest, then lowest index
+                let want = (0..n)
+                    .filter(|&i| {
+                        let q = &sorted[i as usize];
+                        q.thread == t && q.start_ns <= x && q.end_ns > x
+                    })
+                    .min_by_key(|&i| {
+                        let q = &sorted[i as usize];
+                        (std::cmp::Reverse(q.start_ns), q.end_ns, i)
+                    });
+                assert_eq!(a.innermost_at(t, x), want);
+                let got_b = b.innermost_at(t, x).map(back);
+                let span = |i: u32| (sorted[i as usize].start_ns, sorted[i as usize].end_ns);
+                assert_eq!(got_b.map(span), want.map(span));
+                let mut want_ov: Vec<(i64, i64, i64)> = sorted
+                    .iter()
+                    .filter(|q| q.thread == t)
+                    .filter_map(|q| {
+                        let ov = q.end_ns.min(x + 9) - q.start_ns.max(x);
+                        (ov > 0).then_some((q.start_ns, q.end_ns, ov))
+                    })
+                    .collect();
+                want_ov.sort();
+                for tr in [&a, &b] {
+                    let mut got: Vec<(i64, i64, i64)> = tr
+                        .overlapping(t, x, x + 9)
+                        .iter()
+                        .map(|&(i, ov)| {
+                            let q = &tr.ranges[i as usize];
+                            (q.start_ns, q.end_ns, ov)
+                        })
+                        .collect();
+                    got.sort();
+                    assert_eq!(got, want_ov);
+                }
+            }
+        }
     }
 
     #[test]

@@ -111,14 +111,72 @@ impl PageBuilder {
     /// The page. `trace` is the profile the records came from (its
     /// kernels, copies, API calls and ranges feed the timeline sections).
     pub fn finish(self, trace: &Trace, command: &str, views: Views) -> Page {
+        self.finish_with(Timeline::new(trace, command, views))
+    }
+
+    /// The page, from the sections already drawn from the trace's own
+    /// tables ([`Timeline::new`], which can run before the records so that
+    /// the tables only it needs are freed first).
+    pub fn finish_with(self, timeline: Timeline) -> Page {
+        let Timeline {
+            mut page,
+            kernel_rows_at,
+            after,
+        } = timeline;
+        let ops = self.by_op.finish(TOP);
+        let kernels = self.by_kernel.finish(TOP);
+        let at = kernel_rows_at.min(page.overview.len());
+        page.overview.splice(
+            at..at,
+            [
+                (
+                    "Kernel time".to_owned(),
+                    format!("{} (sum of kernel durations)", ms(self.kernel_ns)),
+                ),
+                (
+                    "Kernel time on tensor cores".to_owned(),
+                    format!("{} of kernel time", pct(self.tc_ns, self.kernel_ns)),
+                ),
+            ],
+        );
+        page.sections
+            .push(summary_section("ops", "Top ops", &ops, "op"));
+        page.sections.push(summary_section(
+            "kernels",
+            "Top kernels",
+            &kernels,
+            "kernel",
+        ));
+        if let Some(s) = roofline_section(&self.devices, self.roof) {
+            page.sections.push(s);
+        }
+        page.sections.extend(after);
+        page
+    }
+}
+
+/// The part of the page drawn from the trace's own tables (kernels,
+/// copies, API calls, ranges) and the job-level views: everything but the
+/// per-kernel sections, which [`PageBuilder::finish_with`] adds.
+pub struct Timeline {
+    /// The page so far: overview, the sections before the op sections,
+    /// every recommendation.
+    page: Page,
+    /// Where the kernel-time rows go in the overview.
+    kernel_rows_at: usize,
+    /// The sections after the op sections (memory, distributed).
+    after: Vec<Section>,
+}
+
+impl Timeline {
+    /// Draw the trace's part of the page of `trace`, made by `command`.
+    pub fn new(trace: &Trace, command: &str, views: Views) -> Timeline {
         let mut page = Page {
             title: format!("rprof report: {}", trace.path.display()),
             footer: format!("Made by {command} (rprof {}).", env!("CARGO_PKG_VERSION")),
             ..Page::default()
         };
-        let ops = self.by_op.finish(TOP);
-        let kernels = self.by_kernel.finish(TOP);
-        overview(&mut page, trace, self.kernel_ns, self.tc_ns);
+        let kernel_rows_at = overview(&mut page, trace);
         let util = utilization_section(trace);
         if let Some((s, recs)) = util {
             page.sections.push(s);
@@ -131,37 +189,31 @@ impl PageBuilder {
         if let Some(s) = views.idle.as_ref().and_then(super::views::idle_section) {
             page.sections.push(s);
         }
-        page.sections
-            .push(summary_section("ops", "Top ops", &ops, "op"));
-        page.sections.push(summary_section(
-            "kernels",
-            "Top kernels",
-            &kernels,
-            "kernel",
-        ));
-        if let Some(s) = roofline_section(&self.devices, self.roof) {
-            page.sections.push(s);
-        }
+        let mut after = Vec::new();
         match &views.mem {
             Some((m, curve)) => {
                 let (s, recs) = super::views::mem_section(m, curve);
-                page.sections.push(s);
+                after.push(s);
                 page.recommendations.extend(recs);
             }
             None => {
                 if let Some(s) = copies_section(trace) {
-                    page.sections.push(s);
+                    after.push(s);
                 }
             }
         }
         if let Some(d) = views.dist.as_ref().filter(|d| d.ranks.len() >= 2) {
             let (s, recs) = super::views::dist_section(d);
-            page.sections.push(s);
+            after.push(s);
             page.recommendations.extend(recs);
         }
         page.recommendations
             .extend(api_recommendations(trace, views.mem.is_none()));
-        page
+        Timeline {
+            page,
+            kernel_rows_at,
+            after,
+        }
     }
 }
 
@@ -177,7 +229,9 @@ fn pct(part: i64, whole: i64) -> String {
     }
 }
 
-fn overview(page: &mut Page, trace: &Trace, kernel_ns: i64, tc_ns: i64) {
+/// The overview rows from the trace's tables; returns where the rows of
+/// kernel time (from the records) go.
+fn overview(page: &mut Page, trace: &Trace) -> usize {
     let o = &mut page.overview;
     o.push(("Input".into(), trace.path.display().to_string()));
     o.push((
@@ -213,14 +267,7 @@ fn overview(page: &mut Page, trace: &Trace, kernel_ns: i64, tc_ns: i64) {
         },
     ));
     o.push(("Kernels".into(), trace.kernels.len().to_string()));
-    o.push((
-        "Kernel time".into(),
-        format!("{} (sum of kernel durations)", ms(kernel_ns)),
-    ));
-    o.push((
-        "Kernel time on tensor cores".into(),
-        format!("{} of kernel time", pct(tc_ns, kernel_ns)),
-    ));
+    let kernel_rows_at = o.len();
     let copies = trace.memops.len();
     o.push(("Copies and sets".into(), copies.to_string()));
     let steps = trace
@@ -255,6 +302,7 @@ fn overview(page: &mut Page, trace: &Trace, kernel_ns: i64, tc_ns: i64) {
             trace.stats.without_launch
         ));
     }
+    kernel_rows_at
 }
 
 fn kernel_span(trace: &Trace) -> Option<(i64, i64)> {

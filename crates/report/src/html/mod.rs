@@ -11,7 +11,7 @@ mod build;
 pub mod chart;
 mod views;
 
-pub use build::{MAX_BUCKETS, PageBuilder, TOP, Views};
+pub use build::{MAX_BUCKETS, PageBuilder, TOP, Timeline, Views};
 pub use views::{dist_section, idle_section, job_page, mem_section, steps_section};
 
 use std::io::{self, Write};

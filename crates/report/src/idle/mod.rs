@@ -231,6 +231,7 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
         by_stream.entry((op.device, op.stream)).or_default().push(i);
     }
     let mut raw: Vec<RawGap> = Vec::new();
+    let keep = opts.top;
     for ((device, stream), mut idx) in by_stream {
         idx.sort_by_key(|&i| (ops[i].start_ns, ops[i].end_ns, i));
         let mut s = StreamIdle {
@@ -270,6 +271,11 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
                     class,
                     op: i,
                 });
+                // only the largest `top` are explained: keep the list short
+                // (a gap per operation otherwise)
+                if raw.len() >= keep.saturating_mul(2).max(1024) {
+                    largest(&mut raw, keep);
+                }
             }
             last_end = last_end.max(op.end_ns);
         }
@@ -289,16 +295,8 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
                 .into(),
         );
     }
-    // the largest gaps; ties by device, stream and time
-    raw.sort_by_key(|g| {
-        (
-            std::cmp::Reverse(g.end.saturating_sub(g.start)),
-            g.device,
-            g.stream,
-            g.start,
-        )
-    });
-    raw.truncate(opts.top);
+    largest(&mut raw, keep);
+    raw.sort_by_key(gap_order);
     let ranges = ThreadRanges::new(&trace.ranges);
     let blocking: Vec<&ApiCall> = trace
         .api_calls
@@ -311,6 +309,28 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
             .push(explain(trace, &ops, &ranges, &blocking, g, opts));
     }
     report
+}
+
+/// The order of gaps in the report: the largest first; ties by device,
+/// stream and time (a total order: on one stream, gaps start at distinct
+/// times).
+fn gap_order(g: &RawGap) -> (std::cmp::Reverse<i64>, i64, i64, i64) {
+    (
+        std::cmp::Reverse(g.end.saturating_sub(g.start)),
+        g.device,
+        g.stream,
+        g.start,
+    )
+}
+
+/// Keep the first `n` gaps in [`gap_order`] (in any order).
+fn largest(raw: &mut Vec<RawGap>, n: usize) {
+    if raw.len() > n {
+        if n > 0 {
+            raw.select_nth_unstable_by_key(n - 1, gap_order);
+        }
+        raw.truncate(n);
+    }
 }
 
 fn explain(
@@ -654,4 +674,45 @@ fn write_table<W: Write>(w: &mut W, r: &IdleReport, name_width: usize) -> io::Re
         writeln!(w, "note: {}", safe(n))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pruning the gap list as it grows keeps exactly the gaps a full sort
+    /// of every gap would put first.
+    #[test]
+    fn pruned_largest_gaps_match_a_full_sort() {
+        let gaps: Vec<(i64, i64, i64, i64)> = (0..5000i64)
+            .map(|i| (i % 3, i % 5, i * 10, i * 10 + (i * 7919) % 97))
+            .collect();
+        let raw_of = |&(device, stream, start, end): &(i64, i64, i64, i64)| RawGap {
+            device,
+            stream,
+            start,
+            end,
+            class: GapClass::Other,
+            op: 0,
+        };
+        for keep in [0usize, 1, 10, 700] {
+            let mut pruned = Vec::new();
+            for g in &gaps {
+                pruned.push(raw_of(g));
+                if pruned.len() >= keep.saturating_mul(2).max(1024) {
+                    largest(&mut pruned, keep);
+                }
+            }
+            largest(&mut pruned, keep);
+            pruned.sort_by_key(gap_order);
+            let mut want = gaps.clone();
+            want.sort_by_key(|&(d, s, a, b)| (std::cmp::Reverse(b - a), d, s, a));
+            want.truncate(keep);
+            let got: Vec<(i64, i64, i64, i64)> = pruned
+                .iter()
+                .map(|g| (g.device, g.stream, g.start, g.end))
+                .collect();
+            assert_eq!(got, want, "keep {keep}");
+        }
+    }
 }

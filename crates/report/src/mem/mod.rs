@@ -350,13 +350,18 @@ impl<'a> Enclosing<'a> {
         for r in ranges {
             by_thread.entry(r.thread).or_default().push(r);
         }
+        let order = |a: &&Range, b: &&Range| {
+            a.start_ns
+                .cmp(&b.start_ns)
+                .then(b.end_ns.cmp(&a.end_ns))
+                .then(a.text.0.cmp(&b.text.0))
+        };
         for v in by_thread.values_mut() {
-            v.sort_by(|a, b| {
-                a.start_ns
-                    .cmp(&b.start_ns)
-                    .then(b.end_ns.cmp(&a.end_ns))
-                    .then(a.text.0.cmp(&b.text.0))
-            });
+            // ranges sorted by attribution (`rprof report`) are in this
+            // order already: a check instead of a sort
+            if !v.windows(2).all(|w| order(&w[0], &w[1]).is_le()) {
+                v.sort_by(order);
+            }
         }
         Enclosing { by_thread }
     }

@@ -192,15 +192,8 @@ pub struct StepsReport {
 /// Host step candidates: (range index) of the chosen ranges and how they
 /// were chosen.
 fn detect(trace: &Trace, opts: &StepOptions) -> (Vec<usize>, String) {
-    let pick = |f: &dyn Fn(&str) -> bool| -> Vec<usize> {
-        let mut v: Vec<usize> = trace
-            .ranges
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| f(host::range_op_name(trace, r)))
-            .map(|(i, _)| i)
-            .collect();
-        // keep the outermost of nested matches on one thread
+    // keep the outermost of nested matches on one thread, in start order
+    let pick = |mut v: Vec<usize>| -> Vec<usize> {
         v.sort_by_key(|&i| {
             let r = &trace.ranges[i];
             (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), i)
@@ -226,21 +219,37 @@ fn detect(trace: &Trace, opts: &StepOptions) -> (Vec<usize>, String) {
         out
     };
     if let Some(re) = &opts.pattern {
-        let v = pick(&|n| re.is_match(n));
-        return (v, format!("ranges matching --step '{}'", safe(re.as_str())));
+        let v = (0..trace.ranges.len())
+            .filter(|&i| re.is_match(host::range_op_name(trace, &trace.ranges[i])))
+            .collect();
+        return (
+            pick(v),
+            format!("ranges matching --step '{}'", safe(re.as_str())),
+        );
     }
-    let v = pick(&|n| n.starts_with("ProfilerStep#"));
-    if !v.is_empty() {
-        return (v, "ProfilerStep#N ranges (PyTorch profiler)".into());
-    }
-    if let Ok(re) = Regex::new(DEFAULT_STEP_PATTERN) {
-        let v = pick(&|n| re.is_match(n));
-        if !v.is_empty() {
-            return (
-                v,
-                format!("ranges named like a step (default pattern '{DEFAULT_STEP_PATTERN}')"),
-            );
+    // one look at each name: ProfilerStep#N ranges, and (while there is
+    // none) the ranges the default pattern matches
+    let default = Regex::new(DEFAULT_STEP_PATTERN).ok();
+    let (mut profiler, mut named) = (Vec::new(), Vec::new());
+    for (i, r) in trace.ranges.iter().enumerate() {
+        let n = host::range_op_name(trace, r);
+        if n.starts_with("ProfilerStep#") {
+            profiler.push(i);
+        } else if profiler.is_empty() && default.as_ref().is_some_and(|re| re.is_match(n)) {
+            named.push(i);
         }
+    }
+    if !profiler.is_empty() {
+        return (
+            pick(profiler),
+            "ProfilerStep#N ranges (PyTorch profiler)".into(),
+        );
+    }
+    if !named.is_empty() {
+        return (
+            pick(named),
+            format!("ranges named like a step (default pattern '{DEFAULT_STEP_PATTERN}')"),
+        );
     }
     (
         Vec::new(),
