@@ -308,7 +308,7 @@ fn consume_profile(path: &Path, compat: bool) -> usize {
     let _ = build::build(&trace, &enclosing, BuildOptions { compat }, |recs| {
         n += recs.len();
         consume_records(recs, compat);
-        Ok(())
+        rprof_trace::Result::Ok(())
     });
     n
 }
@@ -538,7 +538,7 @@ fn record_seeds() -> Vec<Vec<u8>> {
             r.write_json(&mut buf);
             seeds.push(buf);
         }
-        Ok(())
+        rprof_trace::Result::Ok(())
     })
     .expect("fixture builds");
     seeds

@@ -242,7 +242,7 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
                 for (r, e) in recs.iter().zip(&est) {
                     side.add(r, e);
                 }
-                Ok(())
+                anyhow::Ok(())
             })?;
             if !args.quiet {
                 input::parse_summary(&trace, &stats);
@@ -256,7 +256,7 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
                 for (r, e) in recs.iter().zip(&est) {
                     side.add(r, e);
                 }
-                Ok(())
+                anyhow::Ok(())
             })?;
             Ok(side.finish(RunInfo {
                 name: info.name,

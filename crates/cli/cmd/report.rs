@@ -195,7 +195,7 @@ fn one_profile(
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
         builder.add(recs, &est);
-        Ok(())
+        anyhow::Ok(())
     })?;
     timing.lap("records and op models");
     if !quiet {
