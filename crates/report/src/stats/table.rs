@@ -1,5 +1,7 @@
 //! A computed report: headings with their units, and typed cells.
 
+use rprof_model::stats_data::Names;
+
 /// What a column's numbers are, which decides its heading suffix and how
 /// `--timeunit` / `--memunit` convert it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,8 +77,33 @@ pub fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
+/// Rows made one at a time, for reports with millions of rows: the renderer
+/// asks for each row into one reused buffer, so no report holds its rows as
+/// cells (millions of `Vec<Cell>` rows with owned names took GBs).
+pub trait RowSource {
+    /// Number of rows.
+    fn len(&self) -> usize;
+
+    /// Whether there are no rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Write row `i` into `out` (one cell per column); names from `names`.
+    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]);
+}
+
+/// Set `cell` to text `s`, reusing its buffer when it holds text already.
+pub fn set_text(cell: &mut Cell, s: &str) {
+    if let Cell::Text(t) = cell {
+        t.clear();
+        t.push_str(s);
+    } else {
+        *cell = Cell::Text(s.to_owned());
+    }
+}
+
 /// A finished report.
-#[derive(Clone, Debug)]
 pub struct Table {
     /// nsys's report name (`cuda_gpu_kern_sum`), with its argument if any
     /// (`cuda_gpu_kern_sum:base`).
@@ -85,8 +112,10 @@ pub struct Table {
     pub title: &'static str,
     /// Columns.
     pub cols: Vec<Col>,
-    /// Rows.
+    /// Rows, when held as cells.
     pub rows: Vec<Vec<Cell>>,
+    /// Rows made on demand (then `rows` is empty).
+    pub source: Option<Box<dyn RowSource>>,
     /// Why the report has no rows, when the input cannot answer it.
     pub skipped: Option<String>,
     /// What the numbers are (differences from nsys, substitutions).
@@ -101,8 +130,33 @@ impl Table {
             title,
             cols,
             rows: Vec::new(),
+            source: None,
             skipped: None,
             notes: Vec::new(),
+        }
+    }
+
+    /// Number of rows.
+    pub fn row_count(&self) -> usize {
+        self.source.as_ref().map_or(self.rows.len(), |s| s.len())
+    }
+
+    /// Hand each row to `f`, in order.
+    pub fn for_each_row<E>(
+        &self,
+        names: &Names,
+        mut f: impl FnMut(&[Cell]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match &self.source {
+            None => self.rows.iter().try_for_each(|r| f(r)),
+            Some(src) => {
+                let mut buf = vec![Cell::Null; self.cols.len()];
+                for i in 0..src.len() {
+                    src.fill(i, names, &mut buf);
+                    f(&buf)?;
+                }
+                Ok(())
+            }
         }
     }
 
