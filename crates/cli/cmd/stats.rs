@@ -229,7 +229,10 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         }
         match format {
             Format::Json if many => {
-                json.insert(req.spec.clone(), render::json_rows(&table, &data.names, &opts));
+                json.insert(
+                    req.spec.clone(),
+                    render::json_rows(&table, &data.names, &opts),
+                );
             }
             Format::Csv | Format::Tsv => {
                 if table.skipped.is_some() {

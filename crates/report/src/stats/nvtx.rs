@@ -166,11 +166,7 @@ fn range_index(v: &View<'_>) -> Vec<Ridx> {
 /// `end >= q.end` (queries in no order). A sweep per thread in start order
 /// keeps the ranges open at the current start, so the cost is the queries
 /// times the nesting depth.
-fn enclosing_each(
-    ranges: &[Ridx],
-    queries: &[Query],
-    mut f: impl FnMut(usize, &[u32]),
-) {
+fn enclosing_each(ranges: &[Ridx], queries: &[Query], mut f: impl FnMut(usize, &[u32])) {
     let mut by_thread: FastMap<(u64, u64), (Vec<u32>, Vec<u32>)> = FastMap::default();
     for (i, r) in ranges.iter().enumerate() {
         by_thread
@@ -377,9 +373,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     let mut hits: Vec<Hit> = Vec::new();
     for (ki, k) in kernels.iter().enumerate() {
         let kname = v.kernel_name(k, req.names);
-        let span = k
-            .pid
-            .map_or(0..0, |p| index.span(&(p, k.correlation)));
+        let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
         if span.is_empty() {
             hits.push(Hit {
                 thread: NONE,
@@ -429,7 +423,9 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     let mut i = 0;
     while i < hits.len() {
         let h = hits[i];
-        let same = |x: &Hit| (x.thread, x.range, x.style, x.kname) == (h.thread, h.range, h.style, h.kname);
+        let same = |x: &Hit| {
+            (x.thread, x.range, x.style, x.kname) == (h.thread, h.range, h.style, h.kname)
+        };
         let mut j = i;
         durs.clear();
         rids.clear();
@@ -747,7 +743,12 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         b.stat
             .total
             .cmp(&a.stat.total)
-            .then_with(|| names.get(a.name).as_bytes().cmp(names.get(b.name).as_bytes()))
+            .then_with(|| {
+                names
+                    .get(a.name)
+                    .as_bytes()
+                    .cmp(names.get(b.name).as_bytes())
+            })
             .then(a.style.cmp(&b.style))
     });
     t.source = Some(Box::new(ProjSumRows { rows }));

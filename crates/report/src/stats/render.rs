@@ -190,12 +190,32 @@ fn cell_into(c: &Cell, col: &Col, o: &Options, buf: &mut String) -> bool {
         (Cell::Int(i), _) => {
             let _ = write!(buf, "{i}");
         }
-        (Cell::Round1(f), _) => {
-            let _ = write!(buf, "{f:.1}");
-        }
+        (Cell::Round1(f), _) => one_decimal(buf, *f),
         (Cell::Float(f), _) => buf.push_str(&py_float(*f)),
     }
     true
+}
+
+/// `{f:.1}`, as integers when `f` is a whole number of tenths (as
+/// [`round1`](super::table::round1) leaves it): the float formatter's exact
+/// path took most of a large report's output time.
+fn one_decimal(buf: &mut String, f: f64) {
+    use std::fmt::Write as _;
+    let tenths = (f * 10.0).round();
+    // not a whole number of tenths (a tie for the formatter), too large for
+    // exact integers, or -0.0: the formatter itself
+    if !(tenths.abs() < 1e15 && (f * 10.0 - tenths).abs() < 1e-6)
+        || (f == 0.0 && f.is_sign_negative())
+    {
+        let _ = write!(buf, "{f:.1}");
+        return;
+    }
+    let m = tenths as i64;
+    if m < 0 {
+        buf.push('-');
+    }
+    let a = m.unsigned_abs();
+    let _ = write!(buf, "{}.{}", a / 10, a % 10);
 }
 
 /// A cell as text (`None`: empty, SQL NULL).
@@ -399,39 +419,40 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
         (" ", "  ", " ")
     };
     let mut line = String::new();
-    let mut write_line = |w: &mut dyn Write, cells: &mut dyn Iterator<Item = (usize, &str, bool)>| {
-        line.clear();
-        line.push_str(open);
-        let mut first = true;
-        for (i, s, pad) in cells {
-            if !first {
-                line.push_str(sep);
-            }
-            first = false;
-            if pad {
-                let fill = widths[i].saturating_sub(s.chars().count());
-                if right[i] {
-                    line.extend(std::iter::repeat_n(' ', fill));
-                    line.push_str(s);
+    let mut write_line =
+        |w: &mut dyn Write, cells: &mut dyn Iterator<Item = (usize, &str, bool)>| {
+            line.clear();
+            line.push_str(open);
+            let mut first = true;
+            for (i, s, pad) in cells {
+                if !first {
+                    line.push_str(sep);
+                }
+                first = false;
+                if pad {
+                    let fill = widths[i].saturating_sub(s.chars().count());
+                    if right[i] {
+                        line.extend(std::iter::repeat_n(' ', fill));
+                        line.push_str(s);
+                    } else {
+                        line.push_str(s);
+                        line.extend(std::iter::repeat_n(' ', fill));
+                    }
                 } else {
                     line.push_str(s);
-                    line.extend(std::iter::repeat_n(' ', fill));
                 }
-            } else {
-                line.push_str(s);
             }
-        }
-        if first && !boxed {
-            line.clear();
-        } else if first {
-            line.clear();
-            line.push('|');
-        } else {
-            line.push_str(close);
-        }
-        line.push('\n');
-        w.write_all(line.as_bytes())
-    };
+            if first && !boxed {
+                line.clear();
+            } else if first {
+                line.clear();
+                line.push('|');
+            } else {
+                line.push_str(close);
+            }
+            line.push('\n');
+            w.write_all(line.as_bytes())
+        };
     if boxed {
         writeln!(w, "{}", rule())?;
     }
@@ -442,7 +463,10 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
         .collect();
     write_line(
         w,
-        &mut centred.iter().enumerate().map(|(i, s)| (i, s.as_str(), false)),
+        &mut centred
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.as_str(), false)),
     )?;
     if boxed {
         writeln!(w, "{}", rule())?;
@@ -450,7 +474,10 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
         let dashes: Vec<String> = widths.iter().map(|&n| "-".repeat(n)).collect();
         write_line(
             w,
-            &mut dashes.iter().enumerate().map(|(i, s)| (i, s.as_str(), false)),
+            &mut dashes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (i, s.as_str(), false)),
         )?;
     }
     let mut cells: Vec<String> = vec![String::new(); t.cols.len()];
@@ -488,6 +515,22 @@ mod tests {
         );
         assert_eq!(center("ab", 5), "  ab ");
         assert_eq!(center("abc", 6), " abc  ");
+    }
+
+    #[test]
+    fn one_decimal_as_the_formatter() {
+        let mut cases = vec![
+            0.0, -0.0, 0.05, -0.05, 0.25, 0.35, 1e15, -1e16, 12.3, -12.3, 0.1,
+        ];
+        for i in -2000..2000 {
+            cases.push(super::super::table::round1(f64::from(i) * 0.0137));
+            cases.push(f64::from(i) * 1234.5678);
+        }
+        for f in cases {
+            let mut s = String::new();
+            one_decimal(&mut s, f);
+            assert_eq!(s, format!("{f:.1}"), "{f}");
+        }
     }
 
     #[test]
