@@ -678,14 +678,11 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     for r in raws {
         let pid = pid_of(r.g);
         let text = r.text.unwrap_or(empty);
-        let domain = match domains.get(&(pid, r.domain)) {
-            Some((_, d)) => Some(
-                *domain_ids
-                    .entry((pid, r.domain))
-                    .or_insert_with(|| data.names.intern(d)),
-            ),
-            None => None,
-        };
+        let domain = domains.get(&(pid, r.domain)).map(|(_, d)| {
+            *domain_ids
+                .entry((pid, r.domain))
+                .or_insert_with(|| data.names.intern(d))
+        });
         let name = match domain {
             Some(d) => *joined.entry((d, text)).or_insert_with(|| {
                 let s = format!("{}:{}", data.names.get(d), data.names.get(text));
