@@ -318,7 +318,10 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         }
         match format {
             Format::Json if many => {
-                json.insert(req.spec.clone(), render::json_rows(&table, &opts));
+                json.insert(
+                    req.spec.clone(),
+                    render::json_rows(&table, &data.names, &opts),
+                );
             }
             Format::Csv | Format::Tsv => {
                 if table.skipped.is_some() {
@@ -327,9 +330,9 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
                 if i > 0 {
                     writeln!(w)?;
                 }
-                render::write(&mut w, &table, &opts)?;
+                render::write(&mut w, &table, &data.names, &opts)?;
             }
-            _ => render::write(&mut w, &table, &opts)?,
+            _ => render::write(&mut w, &table, &data.names, &opts)?,
         }
         // millions of rows on a large export: the OS frees them at exit
         // faster than dropping them one by one (as `rprof prof` does)

@@ -17,37 +17,71 @@ use crate::trace::Source;
 pub type NameId = u32;
 
 /// A string interner: each distinct text stored once.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Names {
-    texts: Vec<Box<str>>,
-    index: FastMap<Box<str>, NameId>,
+    /// Every name, back to back.
+    text: String,
+    /// Where name `i` ends in `text` (it starts where name `i - 1` ends).
+    ends: Vec<usize>,
+    /// Ids by the hash of their text.
+    index: hashbrown::HashTable<NameId>,
+}
+
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Names")
+            .field("len", &self.ends.len())
+            .finish()
+    }
+}
+
+/// Name `id` of the arena `(text, ends)`.
+fn name_at<'t>(text: &'t str, ends: &[usize], id: NameId) -> &'t str {
+    let i = id as usize;
+    let Some(&end) = ends.get(i) else {
+        return "";
+    };
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    text.get(start..end).unwrap_or("")
+}
+
+fn hash_name(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(s)
 }
 
 impl Names {
-    /// The id of `s`, interning it on first use.
+    /// The id of `s`, added if new. One arena and a table of ids: an export
+    /// can have millions of distinct NVTX texts, and two boxed copies of
+    /// each (list and map key) took most of the memory of the NVTX reports.
     pub fn intern(&mut self, s: &str) -> NameId {
-        if let Some(&id) = self.index.get(s) {
+        let h = hash_name(s);
+        let (text, ends) = (&self.text, &self.ends);
+        if let Some(&id) = self.index.find(h, |&id| name_at(text, ends, id) == s) {
             return id;
         }
-        let id = self.texts.len() as NameId;
-        self.texts.push(s.into());
-        self.index.insert(s.into(), id);
+        let id = self.ends.len() as NameId;
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+        let (text, ends) = (&self.text, &self.ends);
+        self.index
+            .insert_unique(h, id, |&id| hash_name(name_at(text, ends, id)));
         id
     }
 
     /// The text of `id` (empty for an unknown id).
     pub fn get(&self, id: NameId) -> &str {
-        self.texts.get(id as usize).map_or("", |s| s)
+        name_at(&self.text, &self.ends, id)
     }
 
-    /// Number of distinct strings.
+    /// Number of names.
     pub fn len(&self) -> usize {
-        self.texts.len()
+        self.ends.len()
     }
 
-    /// True when nothing is interned.
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.texts.is_empty()
+        self.ends.is_empty()
     }
 }
 

@@ -1013,6 +1013,31 @@ impl<'v> ApiIndex<'v> {
     }
 }
 
+impl<'v> ApiIndex<'v> {
+    /// Positions of the calls with this (pid, correlation id) (empty when
+    /// there is none): each call has one position, `0..len()`.
+    pub fn span(&self, key: &(u64, i64)) -> std::ops::Range<usize> {
+        let lo = self.rows.partition_point(|a| (a.pid, a.correlation) < *key);
+        let hi = lo + self.rows[lo..].partition_point(|a| (a.pid, a.correlation) == *key);
+        lo..hi
+    }
+
+    /// The call at position `i`.
+    pub fn at(&self, i: usize) -> &'v ApiRow {
+        self.rows[i]
+    }
+
+    /// Number of calls.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no calls.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
 /// Index `api` by (pid, correlation id).
 pub fn api_index(api: &[ApiRow]) -> ApiIndex<'_> {
     let mut rows: Vec<&ApiRow> = api.iter().collect();

@@ -1,11 +1,84 @@
 //! The NVTX reports: range sums, kernels by enclosing range, and ranges
 //! projected onto the GPU.
 
-use rprof_model::FastMap;
-use rprof_model::stats_data::{NameId, RangeStyle};
+use std::cell::RefCell;
 
-use super::table::{Agg, Cell, Table, Unit, col, round1};
-use super::{Request, View, api_index, cmp_cells, no_data, sum_cols, sum_rows, text, title};
+use rprof_model::FastMap;
+use rprof_model::stats_data::{NameId, Names, RangeStyle};
+
+use super::table::{Cell, RowSource, Stat, Table, Unit, col, percent, round1, set_text};
+use super::{Request, View, api_index, no_data, sum_cols, title};
+
+/// Names ordered by their bytes: `rank[id]` sorts as the texts do, for the
+/// `ids` given (others rank `u32::MAX`). Sorting rows by these ranks
+/// compares integers, where sorting by the names compared strings at every
+/// step (millions of rows with distinct names on a large export).
+fn rank_names(names: &Names, ids: impl IntoIterator<Item = NameId>) -> Vec<u32> {
+    let mut rank = vec![u32::MAX; names.len()];
+    let mut used = Vec::new();
+    for id in ids {
+        if let Some(r) = rank.get_mut(id as usize)
+            && *r == u32::MAX
+        {
+            *r = 0;
+            used.push(id);
+        }
+    }
+    // interned: distinct ids have distinct texts
+    used.sort_unstable_by(|&a, &b| names.get(a).as_bytes().cmp(names.get(b).as_bytes()));
+    for (i, id) in used.into_iter().enumerate() {
+        rank[id as usize] = i as u32;
+    }
+    rank
+}
+
+/// Group `(key, sample)` pairs: sorted, each run of one key gives its key,
+/// the statistics of its samples and the run's positions.
+fn runs<K: Ord + Copy>(
+    mut pairs: Vec<(K, i64)>,
+    mut f: impl FnMut(K, Stat, std::ops::Range<usize>),
+) {
+    pairs.sort_unstable();
+    let mut samples = Vec::new();
+    let mut i = 0;
+    while i < pairs.len() {
+        let k = pairs[i].0;
+        let mut j = i;
+        samples.clear();
+        while j < pairs.len() && pairs[j].0 == k {
+            samples.push(pairs[j].1);
+            j += 1;
+        }
+        f(k, Stat::of_sorted(&samples), i..j);
+        i = j;
+    }
+}
+
+/// Rows of the range sums: one per (name, style).
+struct RangeSumRows {
+    rows: Vec<(Stat, NameId, Option<RangeStyle>)>,
+    grand: i128,
+}
+
+impl RowSource for RangeSumRows {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+        let (s, name, style) = &self.rows[i];
+        out[0] = percent(s.total, self.grand);
+        out[1] = Cell::Int(s.total);
+        out[2] = Cell::Int(s.count);
+        s.dur_cells_into(&mut out[3..8]);
+        let mut c = 8;
+        if let Some(st) = style {
+            set_text(&mut out[c], st.as_str());
+            c += 1;
+        }
+        set_text(&mut out[c], names.get(*name));
+    }
+}
 
 /// `nvtx_sum` (style `None`: grouped by name and style),
 /// `nvtx_pushpop_sum`, `nvtx_startend_sum`.
@@ -25,33 +98,32 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         return no_data(t, "NV Tools Extension (NVTX) data");
     };
     let max = v.data.nvtx_max_ns;
-    let mut groups: FastMap<(NameId, Option<RangeStyle>), Agg> = FastMap::default();
-    for r in ranges {
-        if style.is_some_and(|s| s != r.style) {
-            continue;
-        }
-        let Some(end) = r.end_ns.or(max) else {
-            continue;
-        };
-        let key = (r.name, style.is_none().then_some(r.style));
-        groups
-            .entry(key)
-            .or_default()
-            .add(end.saturating_sub(r.start_ns));
-    }
-    t.rows = sum_rows(
-        groups,
-        |(n, s)| {
-            let mut c = Vec::new();
-            if let Some(s) = s {
-                c.push(text(s.as_str()));
-            }
-            c.push(text(v.name(*n)));
-            c
-        },
-        false,
-        |k| (v.name(k.0).as_bytes(), k.1),
-    );
+    // (name, style) and duration, grouped by sorting (a map of millions of
+    // groups with a vector each cost more)
+    let pairs: Vec<((NameId, Option<RangeStyle>), i64)> = ranges
+        .iter()
+        .filter(|r| style.is_none_or(|s| s == r.style))
+        .filter_map(|r| {
+            let end = r.end_ns.or(max)?;
+            let key = (r.name, style.is_none().then_some(r.style));
+            Some((key, end.saturating_sub(r.start_ns)))
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let mut grand = 0i128;
+    runs(pairs, |(n, st), s, _| {
+        grand += i128::from(s.total);
+        rows.push((s, n, st));
+    });
+    // nsys: total (desc); ties in GROUP BY order, the name's bytes and style
+    let names = &v.data.names;
+    rows.sort_unstable_by(|a, b| {
+        b.0.total
+            .cmp(&a.0.total)
+            .then_with(|| names.get(a.1).as_bytes().cmp(names.get(b.1).as_bytes()))
+            .then(a.2.cmp(&b.2))
+    });
+    t.source = Some(Box::new(RangeSumRows { rows, grand }));
     t
 }
 
@@ -89,11 +161,12 @@ fn range_index(v: &View<'_>) -> Vec<Ridx> {
         .collect()
 }
 
-/// For each query `(pid, tid, start, end)`, the indices of the ranges of
-/// the same thread with `start <= q.start` and `end >= q.end`. A sweep per
-/// thread in start order keeps the ranges open at the current start, so the
-/// cost is the queries times the nesting depth.
-fn enclosing(ranges: &[Ridx], queries: &[(u64, u64, i64, i64)]) -> Vec<Vec<u32>> {
+/// For each query `(pid, tid, start, end)`, `f(query, ranges)` with the
+/// indices of the ranges of the same thread with `start <= q.start` and
+/// `end >= q.end` (queries in no order). A sweep per thread in start order
+/// keeps the ranges open at the current start, so the cost is the queries
+/// times the nesting depth.
+fn enclosing_each(ranges: &[Ridx], queries: &[Query], mut f: impl FnMut(usize, &[u32])) {
     let mut by_thread: FastMap<(u64, u64), (Vec<u32>, Vec<u32>)> = FastMap::default();
     for (i, r) in ranges.iter().enumerate() {
         by_thread
@@ -107,8 +180,11 @@ fn enclosing(ranges: &[Ridx], queries: &[(u64, u64, i64, i64)]) -> Vec<Vec<u32>>
             e.1.push(i as u32);
         }
     }
-    let mut out = vec![Vec::new(); queries.len()];
-    for (_, (mut rs, mut qs)) in by_thread {
+    let mut threads: Vec<_> = by_thread.into_values().collect();
+    // the queries come out per thread: any order of the threads is fine
+    threads.sort_unstable_by_key(|(rs, _)| rs.first().copied());
+    let mut hits: Vec<u32> = Vec::new();
+    for (mut rs, mut qs) in threads {
         if qs.is_empty() {
             continue;
         }
@@ -123,14 +199,129 @@ fn enclosing(ranges: &[Ridx], queries: &[(u64, u64, i64, i64)]) -> Vec<Vec<u32>>
                 next += 1;
             }
             active.retain(|&r| ranges[r as usize].end >= q.2);
-            out[qi as usize] = active
-                .iter()
-                .copied()
-                .filter(|&r| ranges[r as usize].end >= q.3)
-                .collect();
+            hits.clear();
+            hits.extend(
+                active
+                    .iter()
+                    .copied()
+                    .filter(|&r| ranges[r as usize].end >= q.3),
+            );
+            f(qi as usize, &hits);
         }
     }
-    out
+}
+
+/// [`enclosing_each`]'s answers kept, per query: `get(q)`.
+struct Found {
+    spans: Vec<(usize, usize)>,
+    flat: Vec<u32>,
+}
+
+impl Found {
+    fn new(ranges: &[Ridx], queries: &[Query]) -> Found {
+        let mut found = Found {
+            spans: vec![(0, 0); queries.len()],
+            flat: Vec::new(),
+        };
+        enclosing_each(ranges, queries, |q, rs| {
+            found.spans[q] = (found.flat.len(), found.flat.len() + rs.len());
+            found.flat.extend_from_slice(rs);
+        });
+        found
+    }
+
+    fn get(&self, q: u32) -> &[u32] {
+        self.spans
+            .get(q as usize)
+            .and_then(|&(a, b)| self.flat.get(a..b))
+            .unwrap_or(&[])
+    }
+}
+
+/// One query per API call (by its [`ApiIndex`](super::ApiIndex) position)
+/// that launched one of `ops` (pid, correlation id): the call's slot, or
+/// `u32::MAX`.
+fn call_queries(
+    index: &super::ApiIndex<'_>,
+    ops: impl Iterator<Item = (Option<u64>, i64)>,
+) -> (Vec<u32>, Vec<Query>) {
+    let mut slot = vec![u32::MAX; index.len()];
+    let mut queries = Vec::new();
+    for (pid, corr) in ops {
+        let Some(pid) = pid else { continue };
+        for p in index.span(&(pid, corr)) {
+            if slot[p] == u32::MAX {
+                let c = index.at(p);
+                slot[p] = queries.len() as u32;
+                queries.push((c.pid, c.tid, c.start_ns, c.end_ns));
+            }
+        }
+    }
+    (slot, queries)
+}
+
+/// A query of [`enclosing_each`]: pid, tid, start, end.
+type Query = (u64, u64, i64, i64);
+
+/// No range / no thread / no style, in the packed keys below.
+const NONE: u32 = u32::MAX;
+
+fn style_code(s: Option<RangeStyle>) -> u8 {
+    match s {
+        None => 0,
+        Some(RangeStyle::PushPop) => 1,
+        Some(RangeStyle::StartEnd) => 2,
+    }
+}
+
+fn style_of(code: u8) -> Option<RangeStyle> {
+    match code {
+        1 => Some(RangeStyle::PushPop),
+        2 => Some(RangeStyle::StartEnd),
+        _ => None,
+    }
+}
+
+/// One row of `nvtx_kern_sum`.
+struct KernRow {
+    thread: u32,
+    range: NameId,
+    style: u8,
+    kname: NameId,
+    ranges: i64,
+    stat: Stat,
+}
+
+struct KernRows {
+    rows: Vec<KernRow>,
+    threads: Vec<(u64, u64)>,
+}
+
+impl RowSource for KernRows {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+        let r = &self.rows[i];
+        if r.range == NONE {
+            out[0] = Cell::Null;
+        } else {
+            set_text(&mut out[0], names.get(r.range));
+        }
+        match style_of(r.style) {
+            Some(s) => set_text(&mut out[1], s.as_str()),
+            None => out[1] = Cell::Null,
+        }
+        let th = self.threads.get(r.thread as usize);
+        out[2] = Cell::opt(th.map(|t| t.0 as i64));
+        out[3] = Cell::opt(th.map(|t| t.1 as i64));
+        out[4] = Cell::Int(r.ranges);
+        out[5] = Cell::Int(r.stat.count);
+        out[6] = Cell::Int(r.stat.total);
+        r.stat.dur_cells_into(&mut out[7..12]);
+        set_text(&mut out[12], names.get(r.kname));
+    }
 }
 
 /// `nvtx_kern_sum`.
@@ -163,99 +354,134 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     super::base_note(v, req, &mut t);
     let ranges = range_index(v);
     let index = api_index(api);
-    // one query per launch call that launched a kernel
-    let mut call_slot: FastMap<*const rprof_model::stats_data::ApiRow, u32> = FastMap::default();
-    let mut queries = Vec::new();
-    for k in kernels {
-        if let Some(calls) = k.pid.and_then(|p| index.get(&(p, k.correlation))) {
-            for c in calls {
-                call_slot.entry(*c as *const _).or_insert_with(|| {
-                    queries.push((c.pid, c.tid, c.start_ns, c.end_ns));
-                    (queries.len() - 1) as u32
+    let (slot, queries) = call_queries(&index, kernels.iter().map(|k| (k.pid, k.correlation)));
+    let found = Found::new(&ranges, &queries);
+    drop(queries);
+    // one hit per (group, range, kernel): the group is (thread, range name,
+    // style, kernel name); grouped by sorting
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    struct Hit {
+        thread: u32,
+        range: NameId,
+        style: u8,
+        kname: NameId,
+        kernel: u32,
+        ri: u32,
+    }
+    let mut threads: Vec<(u64, u64)> = Vec::new();
+    let mut thread_ix: FastMap<(u64, u64), u32> = FastMap::default();
+    let mut hits: Vec<Hit> = Vec::new();
+    for (ki, k) in kernels.iter().enumerate() {
+        let kname = v.kernel_name(k, req.names);
+        let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
+        if span.is_empty() {
+            hits.push(Hit {
+                thread: NONE,
+                range: NONE,
+                style: 0,
+                kname,
+                kernel: ki as u32,
+                ri: NONE,
+            });
+            continue;
+        }
+        for p in span {
+            let c = index.at(p);
+            let thread = *thread_ix.entry((c.pid, c.tid)).or_insert_with(|| {
+                threads.push((c.pid, c.tid));
+                (threads.len() - 1) as u32
+            });
+            let rs = found.get(slot[p]);
+            if rs.is_empty() {
+                hits.push(Hit {
+                    thread,
+                    range: NONE,
+                    style: 0,
+                    kname,
+                    kernel: ki as u32,
+                    ri: NONE,
+                });
+            }
+            for &ri in rs {
+                let r = &ranges[ri as usize];
+                hits.push(Hit {
+                    thread,
+                    range: r.name,
+                    style: style_code(Some(r.style)),
+                    kname,
+                    kernel: ki as u32,
+                    ri,
                 });
             }
         }
     }
-    let found = enclosing(&ranges, &queries);
-    type Key = (
-        Option<u64>,
-        Option<u64>,
-        Option<(NameId, RangeStyle)>,
-        NameId,
-    );
-    #[derive(Default)]
-    struct Group {
-        ranges: Vec<i64>,
-        kernels: Vec<u32>,
-    }
-    let mut groups: FastMap<Key, Group> = FastMap::default();
-    for (ki, k) in kernels.iter().enumerate() {
-        let kname = v.kernel_name(k, req.names);
-        let calls = k.pid.and_then(|p| index.get(&(p, k.correlation)));
-        let Some(calls) = calls else {
-            groups
-                .entry((None, None, None, kname))
-                .or_default()
-                .kernels
-                .push(ki as u32);
-            continue;
+    drop(found);
+    hits.sort_unstable();
+    let mut rows = Vec::new();
+    let mut durs = Vec::new();
+    let mut rids = Vec::new();
+    let mut i = 0;
+    while i < hits.len() {
+        let h = hits[i];
+        let same = |x: &Hit| {
+            (x.thread, x.range, x.style, x.kname) == (h.thread, h.range, h.style, h.kname)
         };
-        for c in calls {
-            let slot = call_slot.get(&(*c as *const _)).copied().unwrap_or(0);
-            let rs = &found[slot as usize];
-            if rs.is_empty() {
-                groups
-                    .entry((Some(c.pid), Some(c.tid), None, kname))
-                    .or_default()
-                    .kernels
-                    .push(ki as u32);
-            }
-            for &ri in rs {
-                let r = &ranges[ri as usize];
-                let g = groups
-                    .entry((Some(c.pid), Some(c.tid), Some((r.name, r.style)), kname))
-                    .or_default();
-                g.ranges.push(r.id);
-                g.kernels.push(ki as u32);
-            }
-        }
-    }
-    let mut rows: Vec<(Vec<Cell>, i64)> = groups
-        .into_iter()
-        .map(|((pid, tid, range, kname), mut g)| {
-            g.ranges.sort_unstable();
-            g.ranges.dedup();
-            g.kernels.sort_unstable();
-            g.kernels.dedup();
+        let mut j = i;
+        durs.clear();
+        rids.clear();
+        let mut last_kernel = None;
+        while j < hits.len() && same(&hits[j]) {
             // each kernel once, however many ranges of this name enclose it
-            let mut agg = Agg::default();
-            for &ki in &g.kernels {
-                let k = &kernels[ki as usize];
-                agg.add(k.end_ns.saturating_sub(k.start_ns));
+            if last_kernel != Some(hits[j].kernel) {
+                last_kernel = Some(hits[j].kernel);
+                let k = &kernels[hits[j].kernel as usize];
+                durs.push(k.end_ns.saturating_sub(k.start_ns));
             }
-            let s = agg.finish();
-            let mut row = vec![
-                range.map_or(Cell::Null, |(n, _)| text(v.name(n))),
-                range.map_or(Cell::Null, |(_, st)| text(st.as_str())),
-                Cell::opt(pid.map(|p| p as i64)),
-                Cell::opt(tid.map(|p| p as i64)),
-                Cell::Int(g.ranges.len() as i64),
-                Cell::Int(g.kernels.len() as i64),
-                Cell::Int(s.total),
-            ];
-            row.extend(s.dur_cells());
-            row.push(text(v.name(kname)));
-            (row, s.total)
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        cmp_cells(&a.0[0..1], &b.0[0..1])
-            .then_with(|| cmp_cells(&a.0[2..4], &b.0[2..4]))
-            .then(b.1.cmp(&a.1))
-            .then_with(|| cmp_cells(&a.0[1..2], &b.0[1..2]))
-            .then_with(|| cmp_cells(&a.0[12..], &b.0[12..]))
+            if hits[j].ri != NONE {
+                rids.push(hits[j].ri);
+            }
+            j += 1;
+        }
+        durs.sort_unstable();
+        rids.sort_unstable();
+        rids.dedup();
+        rows.push(KernRow {
+            thread: h.thread,
+            range: h.range,
+            style: h.style,
+            kname: h.kname,
+            ranges: rids.len() as i64,
+            stat: Stat::of_sorted(&durs),
+        });
+        i = j;
+    }
+    drop(hits);
+    // nsys's order: range name, pid, tid, total (desc), style, kernel name;
+    // names by pre-computed ranks, no range first
+    let names = &v.data.names;
+    let rank = rank_names(
+        names,
+        rows.iter()
+            .flat_map(|r| [r.range, r.kname])
+            .filter(|&n| n != NONE),
+    );
+    let rank_of = |n: NameId| {
+        if n == NONE {
+            0
+        } else {
+            u64::from(rank.get(n as usize).copied().unwrap_or(u32::MAX)) + 1
+        }
+    };
+    let thread_key = |t: u32| threads.get(t as usize).copied();
+    rows.sort_unstable_by(|a, b| {
+        rank_of(a.range)
+            .cmp(&rank_of(b.range))
+            .then_with(|| thread_key(a.thread).cmp(&thread_key(b.thread)))
+            .then(b.stat.total.cmp(&a.stat.total))
+            .then(a.style.cmp(&b.style))
+            .then_with(|| rank_of(a.kname).cmp(&rank_of(b.kname)))
     });
-    t.rows = rows.into_iter().map(|r| r.0).collect();
+    t.source = Some(Box::new(KernRows { rows, threads }));
     t
 }
 
@@ -333,205 +559,323 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
                 .map(|m| (m.start_ns, m.end_ns, m.pid, m.correlation)),
         )
         .collect();
-    let mut call_slot: FastMap<*const rprof_model::stats_data::ApiRow, u32> = FastMap::default();
-    let mut queries = Vec::new();
-    for op in &ops {
-        if let Some(calls) = op.2.and_then(|p| index.get(&(p, op.3))) {
-            for c in calls {
-                call_slot.entry(*c as *const _).or_insert_with(|| {
-                    queries.push((c.pid, c.tid, c.start_ns, c.end_ns));
-                    (queries.len() - 1) as u32
-                });
-            }
-        }
-    }
-    let found = enclosing(&ranges, &queries);
-    // per range: first start, last end, distinct correlation ids
-    let mut proj: Vec<Option<(i64, i64, Vec<i64>)>> = vec![None; ranges.len()];
+    let (slot, queries) = call_queries(&index, ops.iter().map(|o| (o.2, o.3)));
+    let found = Found::new(&ranges, &queries);
+    drop(queries);
+    // per range: first start, last end; (range, correlation id) pairs
+    let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
+    let mut corrs: Vec<(u32, i64)> = Vec::new();
     // operations launched outside every range: nsys's trace prints them as
     // one row without a range (first start, last end, distinct ids; pid and
     // tid of the first such call)
     let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
     for op in &ops {
-        let Some(calls) = op.2.and_then(|p| index.get(&(p, op.3))) else {
-            continue;
-        };
-        for c in calls {
-            let slot = call_slot.get(&(*c as *const _)).copied().unwrap_or(0);
-            if found[slot as usize].is_empty() {
+        let Some(pid) = op.2 else { continue };
+        for p in index.span(&(pid, op.3)) {
+            let c = index.at(p);
+            let rs = found.get(slot[p]);
+            if rs.is_empty() {
                 let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
                 o.0 = o.0.min(op.0);
                 o.1 = o.1.max(op.1);
                 o.2.push(c.correlation);
             }
-            for &ri in &found[slot as usize] {
-                let p = proj[ri as usize].get_or_insert((op.0, op.1, Vec::new()));
+            for &ri in rs {
+                let p = proj[ri as usize].get_or_insert((op.0, op.1));
                 p.0 = p.0.min(op.0);
                 p.1 = p.1.max(op.1);
-                p.2.push(c.correlation);
+                corrs.push((ri, c.correlation));
             }
         }
     }
+    drop(found);
+    drop(ops);
+    // distinct correlation ids per range
+    corrs.sort_unstable();
+    corrs.dedup();
+    let mut nops = vec![0u32; ranges.len()];
+    for (ri, _) in &corrs {
+        nops[*ri as usize] += 1;
+    }
+    drop(corrs);
     // parents: the tightest enclosing range of the same thread; among equal
     // ranges the one with the lower id (nsys leaves that case circular)
-    let queries: Vec<(u64, u64, i64, i64)> = ranges
-        .iter()
-        .map(|r| (r.pid, r.tid, r.start, r.end))
-        .collect();
-    let around = enclosing(&ranges, &queries);
-    let mut parent: Vec<Option<u32>> = vec![None; ranges.len()];
-    for (ci, cands) in around.iter().enumerate() {
-        let c = &ranges[ci];
-        let mut best: Option<(i64, i64, u32)> = None;
-        for &pi in cands {
-            let p = &ranges[pi as usize];
-            if pi as usize == ci || (p.start == c.start && p.end == c.end && p.id > c.id) {
-                continue;
+    let mut parent: Vec<u32> = vec![NONE; ranges.len()];
+    {
+        let queries: Vec<Query> = ranges
+            .iter()
+            .map(|r| (r.pid, r.tid, r.start, r.end))
+            .collect();
+        enclosing_each(&ranges, &queries, |ci, cands| {
+            let c = &ranges[ci];
+            let mut best: Option<(i64, i64, u32)> = None;
+            for &pi in cands {
+                let p = &ranges[pi as usize];
+                if pi as usize == ci || (p.start == c.start && p.end == c.end && p.id > c.id) {
+                    continue;
+                }
+                let tight = (c.start - p.start).saturating_add(p.end - c.end);
+                if best.is_none_or(|b| (tight, p.id) < (b.0, b.1)) {
+                    best = Some((tight, p.id, pi));
+                }
             }
-            let tight = (c.start - p.start).saturating_add(p.end - c.end);
-            if best.is_none_or(|b| (tight, p.id) < (b.0, b.1)) {
-                best = Some((tight, p.id, pi));
+            parent[ci] = best.map_or(NONE, |b| b.2);
+        });
+    }
+    // levels: the number of ancestors (a parent encloses its child, or has
+    // the same extent and a lower id, so the chains end)
+    let mut level = vec![u32::MAX; ranges.len()];
+    let mut chain = Vec::new();
+    for i in 0..ranges.len() {
+        let mut c = i;
+        while level[c] == u32::MAX && chain.len() <= ranges.len() {
+            chain.push(c);
+            match parent[c] {
+                NONE => break,
+                p => c = p as usize,
             }
         }
-        parent[ci] = best.map(|b| b.2);
-    }
-    // levels, in an order where parents come first
-    let mut order: Vec<u32> = (0..ranges.len() as u32).collect();
-    order.sort_by_key(|&i| {
-        let r = &ranges[i as usize];
-        (r.start, std::cmp::Reverse(r.end), r.id)
-    });
-    let mut level = vec![0i64; ranges.len()];
-    for &i in &order {
-        if let Some(p) = parent[i as usize] {
-            level[i as usize] = level[p as usize] + 1;
+        let mut l = if level[c] == u32::MAX {
+            0
+        } else {
+            level[c] + 1
+        };
+        while let Some(x) = chain.pop() {
+            if level[x] == u32::MAX {
+                level[x] = l;
+            }
+            l = level[x] + 1;
         }
     }
-    let mut children = vec![0i64; ranges.len()];
-    for (i, p) in parent.iter().enumerate() {
-        if let Some(p) = p
-            && proj[i].is_some()
-        {
-            children[*p as usize] += 1;
+    let mut children = vec![0u32; ranges.len()];
+    for (i, &p) in parent.iter().enumerate() {
+        if p != NONE && proj[i].is_some() {
+            children[p as usize] += 1;
         }
     }
     if trace {
-        let mut rows: Vec<(i64, i64, i64, Vec<Cell>)> = Vec::new();
+        // the range stacks: past MAX_STACK levels (or once the total budget
+        // is spent, in range order) only the innermost ids, after `:...`
+        let mut rows: Vec<(u32, u32)> = Vec::new();
         let mut stack_budget = MAX_STACK_TOTAL;
-        for (i, p) in proj.iter_mut().enumerate() {
-            let Some((ps, pe, corr)) = p else { continue };
-            corr.sort_unstable();
-            corr.dedup();
-            let r = &ranges[i];
-            // the ids from the root; past MAX_STACK levels (or once the total
-            // budget is spent) only the innermost ones, after `:...`
-            let mut stack = Vec::new();
-            let mut cur = Some(i as u32);
-            let mut cut = false;
+        for (i, p) in proj.iter().enumerate() {
+            if p.is_none() {
+                continue;
+            }
             let cap = if stack_budget > 0 { MAX_STACK } else { 1 };
-            while let Some(c) = cur {
-                if stack.len() == cap {
-                    cut = true;
-                    break;
-                }
-                stack.push(ranges[c as usize].id);
-                cur = parent[c as usize];
-            }
-            stack_budget = stack_budget.saturating_sub(stack.len());
-            let mut text_stack = String::from(if cut { ":..." } else { "" });
-            for id in stack.iter().rev() {
-                text_stack.push_str(&format!(":{id}"));
-            }
-            let stack = text_stack;
-            rows.push((
-                *ps,
-                *pe - *ps,
-                r.id,
-                vec![
-                    text(v.name(r.name)),
-                    Cell::Int(*ps),
-                    Cell::Int(*pe - *ps),
-                    Cell::Int(r.start),
-                    Cell::Int(r.end - r.start),
-                    text(r.style.as_str()),
-                    Cell::Int(r.pid as i64),
-                    Cell::Int(r.tid as i64),
-                    Cell::Int(corr.len() as i64),
-                    Cell::Int(level[i]),
-                    Cell::Int(children[i]),
-                    Cell::Int(r.id),
-                    Cell::opt(parent[i].map(|p| ranges[p as usize].id)),
-                    Cell::Text(stack),
-                ],
-            ));
+            let len = (level[i] as usize + 1).min(cap);
+            stack_budget = stack_budget.saturating_sub(len);
+            rows.push((i as u32, cap as u32));
         }
         // nsys's ORDER BY names the headings without their unit suffix, so
         // SQLite sorts by constants and the rows come in range-id order
         // (the row outside every range first): rprof keeps that order
-        rows.sort_by_key(|r| r.2);
-        if let Some((s0, e0, mut corr, pid, tid)) = outside {
+        if !rows.is_sorted_by_key(|r| ranges[r.0 as usize].id) {
+            rows.sort_by_key(|r| ranges[r.0 as usize].id);
+        }
+        let outside = outside.map(|(s0, e0, mut corr, pid, tid)| {
             corr.sort_unstable();
             corr.dedup();
-            let mut row = vec![Cell::Null, Cell::Int(s0), Cell::Int(e0 - s0)];
-            row.extend([Cell::Null, Cell::Null, Cell::Null]);
-            row.extend([
-                Cell::Int(pid as i64),
-                Cell::Int(tid as i64),
-                Cell::Int(corr.len() as i64),
-                Cell::Null,
-                Cell::Int(0),
-                Cell::Null,
-                Cell::Null,
-                Cell::Null,
-            ]);
-            rows.insert(0, (s0, e0 - s0, i64::MIN, row));
-        }
-        t.rows = rows.into_iter().map(|r| r.3).collect();
+            (s0, e0, corr.len() as i64, pid, tid)
+        });
+        t.source = Some(Box::new(ProjTraceRows {
+            rows,
+            outside,
+            ranges,
+            proj,
+            nops,
+            level,
+            children,
+            parent,
+            stack: RefCell::new(Vec::new()),
+        }));
         return t;
     }
-    #[derive(Default)]
-    struct G {
-        proj: Agg,
-        range_total: i128,
-        ops: i64,
-        levels: i64,
-        children: i64,
-    }
-    let mut groups: FastMap<(NameId, RangeStyle), G> = FastMap::default();
-    for (i, p) in proj.iter_mut().enumerate() {
-        let Some((ps, pe, corr)) = p else { continue };
-        corr.sort_unstable();
-        corr.dedup();
-        let r = &ranges[i];
-        let g = groups.entry((r.name, r.style)).or_default();
-        g.proj.add(*pe - *ps);
-        g.range_total += i128::from(r.end - r.start);
-        g.ops += corr.len() as i64;
-        g.levels += level[i];
-        g.children += children[i];
-    }
-    let mut rows: Vec<(i64, Vec<Cell>)> = groups
-        .into_iter()
-        .map(|((n, st), g)| {
-            let count = g.proj.count();
-            let s = g.proj.finish();
-            let avg = |x: i64| Cell::Round1(round1(x as f64 / count.max(1) as f64));
-            let mut row = vec![
-                text(v.name(n)),
-                text(st.as_str()),
-                Cell::Int(s.total),
-                Cell::Int(g.range_total.clamp(0, i128::from(i64::MAX)) as i64),
-                Cell::Int(count),
-            ];
-            row.extend(s.dur_cells());
-            row.push(Cell::Int(g.ops));
-            row.push(avg(g.ops));
-            row.push(avg(g.levels));
-            row.push(avg(g.children));
-            (s.total, row)
+    // groups by (name, style), by sorting (key, projected duration, range)
+    let pairs: Vec<((NameId, RangeStyle, u32), i64)> = proj
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let (ps, pe) = (*p)?;
+            let r = &ranges[i];
+            Some(((r.name, r.style, i as u32), pe - ps))
         })
         .collect();
-    rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| cmp_cells(&a.1[..2], &b.1[..2])));
-    t.rows = rows.into_iter().map(|r| r.1).collect();
+    // the range index rides in the key for the sums below: regroup by
+    // (name, style) over the sorted pairs
+    let mut pairs = pairs;
+    pairs.sort_unstable_by_key(|&((n, st, i), d)| (n, st, d, i));
+    let mut rows: Vec<ProjSumRow> = Vec::new();
+    let mut samples = Vec::new();
+    let mut i = 0;
+    while i < pairs.len() {
+        let (n, st, _) = pairs[i].0;
+        let mut j = i;
+        samples.clear();
+        let mut row = ProjSumRow {
+            name: n,
+            style: st,
+            stat: Stat::default(),
+            range_total: 0,
+            ops: 0,
+            levels: 0,
+            children: 0,
+        };
+        let mut range_total = 0i128;
+        while j < pairs.len() && (pairs[j].0.0, pairs[j].0.1) == (n, st) {
+            let ri = pairs[j].0.2 as usize;
+            let r = &ranges[ri];
+            samples.push(pairs[j].1);
+            range_total += i128::from(r.end - r.start);
+            row.ops += i64::from(nops[ri]);
+            row.levels += i64::from(level[ri]);
+            row.children += i64::from(children[ri]);
+            j += 1;
+        }
+        row.stat = Stat::of_sorted(&samples);
+        row.range_total = range_total.clamp(0, i128::from(i64::MAX)) as i64;
+        rows.push(row);
+        i = j;
+    }
+    drop(pairs);
+    let names = &v.data.names;
+    rows.sort_unstable_by(|a, b| {
+        b.stat
+            .total
+            .cmp(&a.stat.total)
+            .then_with(|| {
+                names
+                    .get(a.name)
+                    .as_bytes()
+                    .cmp(names.get(b.name).as_bytes())
+            })
+            .then(a.style.cmp(&b.style))
+    });
+    t.source = Some(Box::new(ProjSumRows { rows }));
     t
+}
+
+/// One row of `nvtx_gpu_proj_sum`.
+struct ProjSumRow {
+    name: NameId,
+    style: RangeStyle,
+    stat: Stat,
+    range_total: i64,
+    ops: i64,
+    levels: i64,
+    children: i64,
+}
+
+struct ProjSumRows {
+    rows: Vec<ProjSumRow>,
+}
+
+impl RowSource for ProjSumRows {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+        let r = &self.rows[i];
+        let count = r.stat.count;
+        let avg = |x: i64| Cell::Round1(round1(x as f64 / count.max(1) as f64));
+        set_text(&mut out[0], names.get(r.name));
+        set_text(&mut out[1], r.style.as_str());
+        out[2] = Cell::Int(r.stat.total);
+        out[3] = Cell::Int(r.range_total);
+        out[4] = Cell::Int(count);
+        r.stat.dur_cells_into(&mut out[5..10]);
+        out[10] = Cell::Int(r.ops);
+        out[11] = avg(r.ops);
+        out[12] = avg(r.levels);
+        out[13] = avg(r.children);
+    }
+}
+
+/// The rows of `nvtx_gpu_proj_trace`: the row outside every range first,
+/// then each range with GPU operations, in range-id order.
+struct ProjTraceRows {
+    /// (range index, most ids in its stack)
+    rows: Vec<(u32, u32)>,
+    /// first start, last end, distinct ids, pid, tid
+    outside: Option<(i64, i64, i64, u64, u64)>,
+    ranges: Vec<Ridx>,
+    proj: Vec<Option<(i64, i64)>>,
+    nops: Vec<u32>,
+    level: Vec<u32>,
+    children: Vec<u32>,
+    parent: Vec<u32>,
+    stack: RefCell<Vec<i64>>,
+}
+
+impl RowSource for ProjTraceRows {
+    fn len(&self) -> usize {
+        self.rows.len() + usize::from(self.outside.is_some())
+    }
+
+    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+        let i = match (self.outside, i) {
+            (Some((s0, e0, n, pid, tid)), 0) => {
+                out.fill(Cell::Null);
+                out[1] = Cell::Int(s0);
+                out[2] = Cell::Int(e0 - s0);
+                out[6] = Cell::Int(pid as i64);
+                out[7] = Cell::Int(tid as i64);
+                out[8] = Cell::Int(n);
+                out[10] = Cell::Int(0);
+                return;
+            }
+            (Some(_), i) => i - 1,
+            (None, i) => i,
+        };
+        let (ri, cap) = self.rows[i];
+        let ri = ri as usize;
+        let r = &self.ranges[ri];
+        let (ps, pe) = self.proj[ri].unwrap_or((0, 0));
+        set_text(&mut out[0], names.get(r.name));
+        out[1] = Cell::Int(ps);
+        out[2] = Cell::Int(pe - ps);
+        out[3] = Cell::Int(r.start);
+        out[4] = Cell::Int(r.end - r.start);
+        set_text(&mut out[5], r.style.as_str());
+        out[6] = Cell::Int(r.pid as i64);
+        out[7] = Cell::Int(r.tid as i64);
+        out[8] = Cell::Int(i64::from(self.nops[ri]));
+        out[9] = Cell::Int(i64::from(self.level[ri]));
+        out[10] = Cell::Int(i64::from(self.children[ri]));
+        out[11] = Cell::Int(r.id);
+        out[12] = match self.parent[ri] {
+            NONE => Cell::Null,
+            p => Cell::Int(self.ranges[p as usize].id),
+        };
+        // the ids from the root
+        let mut stack = self.stack.borrow_mut();
+        stack.clear();
+        let mut cur = ri as u32;
+        let mut cut = false;
+        loop {
+            if stack.len() == cap as usize {
+                cut = true;
+                break;
+            }
+            stack.push(self.ranges[cur as usize].id);
+            match self.parent[cur as usize] {
+                NONE => break,
+                p => cur = p,
+            }
+        }
+        if !matches!(out[13], Cell::Text(_)) {
+            out[13] = Cell::Text(String::new());
+        }
+        if let Cell::Text(text) = &mut out[13] {
+            use std::fmt::Write as _;
+            text.clear();
+            if cut {
+                text.push_str(":...");
+            }
+            for id in stack.iter().rev() {
+                let _ = write!(text, ":{id}");
+            }
+        }
+    }
 }

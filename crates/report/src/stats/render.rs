@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use rprof_model::stats_data::Names;
+
 use super::table::{Cell, Col, Table, Unit};
 
 /// Output format.
@@ -155,41 +157,71 @@ fn py_float(f: f64) -> String {
     }
 }
 
-/// A cell as text (`None`: empty, SQL NULL); text cells are borrowed.
-fn cell_text<'c>(c: &'c Cell, col: &Col, o: &Options) -> Option<Cow<'c, str>> {
-    if let Cell::Text(s) = c {
-        return Some(Cow::Borrowed(s));
-    }
-    cell_number(c, col, o).map(Cow::Owned)
-}
-
-fn cell_number(c: &Cell, col: &Col, o: &Options) -> Option<String> {
-    let scaled = |v: f64, div: f64, dec: usize| format!("{:.*}", dec, v / div);
-    Some(match (c, col.unit) {
-        (Cell::Null, _) => return None,
-        (Cell::Text(s), _) => s.clone(),
+/// A cell as text into `buf` (cleared first); `false` for `Null` (empty
+/// text). Writes into one reused buffer: millions of cells are formatted per
+/// report, and a `String` each was a large share of its time.
+fn cell_into(c: &Cell, col: &Col, o: &Options, buf: &mut String) -> bool {
+    use std::fmt::Write as _;
+    buf.clear();
+    let scaled = |buf: &mut String, v: f64, div: f64, dec: usize| {
+        let _ = write!(buf, "{:.*}", dec, v / div);
+    };
+    match (c, col.unit) {
+        (Cell::Null, _) => return false,
+        (Cell::Text(s), _) => buf.push_str(s),
         (Cell::Int(i), Unit::Duration | Unit::Timestamp) if o.time != TimeUnit::Ns => {
             let (d, n) = o.time.scale();
-            scaled(*i as f64, d, n)
+            scaled(buf, *i as f64, d, n);
         }
         (Cell::Round1(f) | Cell::Float(f), Unit::Duration | Unit::Timestamp)
             if o.time != TimeUnit::Ns =>
         {
             let (d, n) = o.time.scale();
-            scaled(*f, d, n)
+            scaled(buf, *f, d, n);
         }
         (Cell::Int(i), Unit::Bytes | Unit::Throughput) if o.mem != MemUnit::B => {
-            scaled(*i as f64, o.mem.scale(), 3)
+            scaled(buf, *i as f64, o.mem.scale(), 3);
         }
         (Cell::Round1(f) | Cell::Float(f), Unit::Bytes | Unit::Throughput)
             if o.mem != MemUnit::B =>
         {
-            scaled(*f, o.mem.scale(), 3)
+            scaled(buf, *f, o.mem.scale(), 3);
         }
-        (Cell::Int(i), _) => i.to_string(),
-        (Cell::Round1(f), _) => format!("{f:.1}"),
-        (Cell::Float(f), _) => py_float(*f),
-    })
+        (Cell::Int(i), _) => {
+            let _ = write!(buf, "{i}");
+        }
+        (Cell::Round1(f), _) => one_decimal(buf, *f),
+        (Cell::Float(f), _) => buf.push_str(&py_float(*f)),
+    }
+    true
+}
+
+/// `{f:.1}`, as integers when `f` is a whole number of tenths (as
+/// [`round1`](super::table::round1) leaves it): the float formatter's exact
+/// path took most of a large report's output time.
+fn one_decimal(buf: &mut String, f: f64) {
+    use std::fmt::Write as _;
+    let tenths = (f * 10.0).round();
+    // not a whole number of tenths (a tie for the formatter), too large for
+    // exact integers, or -0.0: the formatter itself
+    if !(tenths.abs() < 1e15 && (f * 10.0 - tenths).abs() < 1e-6)
+        || (f == 0.0 && f.is_sign_negative())
+    {
+        let _ = write!(buf, "{f:.1}");
+        return;
+    }
+    let m = tenths as i64;
+    if m < 0 {
+        buf.push('-');
+    }
+    let a = m.unsigned_abs();
+    let _ = write!(buf, "{}.{}", a / 10, a % 10);
+}
+
+/// A cell as text (`None`: empty, SQL NULL).
+fn cell_text(c: &Cell, col: &Col, o: &Options) -> Option<String> {
+    let mut s = String::new();
+    cell_into(c, col, o, &mut s).then_some(s)
 }
 
 /// A cell as a JSON value.
@@ -226,13 +258,6 @@ pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
     crate::escape::escape_control(s)
 }
 
-fn is_numeric(col: &Col, cells: &[Vec<Cell>], i: usize) -> bool {
-    col.unit != Unit::None
-        || cells
-            .iter()
-            .all(|r| !matches!(r.get(i), Some(Cell::Text(_))))
-}
-
 /// Python's `str.center`: the odd space goes left when the padding and the
 /// width are both odd.
 fn center(s: &str, width: usize) -> String {
@@ -245,38 +270,83 @@ fn center(s: &str, width: usize) -> String {
     format!("{}{}{}", " ".repeat(left), s, " ".repeat(pad - left))
 }
 
-/// Write one report in `o.format`. `title` adds nsys's ` ** Title (name):`
-/// line before the column and table layouts.
-pub fn write(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
+/// Write one report in `o.format`, its names from `names`. The column and
+/// table layouts start with nsys's ` ** Title (name):` line.
+pub fn write(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::Result<()> {
     match o.format {
-        Format::Column | Format::Table => write_text(w, t, o),
-        Format::Csv | Format::Tsv => write_sv(w, t, o),
-        Format::Json => {
-            let v = json_rows(t, o);
-            serde_json::to_writer_pretty(&mut *w, &v).map_err(io::Error::other)?;
-            writeln!(w)
-        }
+        Format::Column | Format::Table => write_text(w, t, names, o),
+        Format::Csv | Format::Tsv => write_sv(w, t, names, o),
+        Format::Json => write_json(w, t, names, o),
     }
 }
 
-/// The rows as a JSON array of objects keyed by heading.
-pub fn json_rows(t: &Table, o: &Options) -> serde_json::Value {
-    let heads: Vec<String> = t.cols.iter().map(|c| heading(c, o)).collect();
-    serde_json::Value::Array(
-        t.rows
-            .iter()
-            .map(|r| {
-                let mut m = serde_json::Map::new();
-                for ((h, c), col) in heads.iter().zip(r).zip(&t.cols) {
-                    m.insert(h.clone(), cell_json(c, col, o));
-                }
-                serde_json::Value::Object(m)
-            })
-            .collect(),
-    )
+/// The headings in the order a JSON object of them prints (serde_json's
+/// map is sorted by key; a repeated heading keeps its last value), with
+/// their column indices.
+fn json_keys(t: &Table, o: &Options) -> Vec<(String, usize)> {
+    let mut keys: std::collections::BTreeMap<String, usize> = Default::default();
+    for (i, c) in t.cols.iter().enumerate() {
+        keys.insert(heading(c, o), i);
+    }
+    keys.into_iter().collect()
 }
 
-fn write_sv(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
+/// The rows as one pretty JSON array, written row by row (as
+/// `serde_json::to_writer_pretty` of [`json_rows`] writes it, byte for byte,
+/// without holding the rows as JSON values).
+fn write_json(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::Result<()> {
+    let keys: Vec<(String, usize)> = json_keys(t, o)
+        .into_iter()
+        .map(|(k, i)| (serde_json::to_string(&k).unwrap_or_default(), i))
+        .collect();
+    if t.row_count() == 0 {
+        return writeln!(w, "[]");
+    }
+    let mut first = true;
+    w.write_all(b"[\n")?;
+    t.for_each_row(names, |r| {
+        if !first {
+            w.write_all(b",\n")?;
+        }
+        first = false;
+        // a row shorter than the headings has only its own keys
+        let present = keys.iter().filter(|(_, i)| *i < r.len()).count();
+        if present == 0 {
+            return w.write_all(b"  {}");
+        }
+        w.write_all(b"  {\n")?;
+        for (n, (k, i)) in keys.iter().filter(|(_, i)| *i < r.len()).enumerate() {
+            w.write_all(b"    ")?;
+            w.write_all(k.as_bytes())?;
+            w.write_all(b": ")?;
+            match &r[*i] {
+                Cell::Text(s) => serde_json::to_writer(&mut *w, s),
+                c => serde_json::to_writer(&mut *w, &cell_json(c, &t.cols[*i], o)),
+            }
+            .map_err(io::Error::other)?;
+            w.write_all(if n + 1 < present { b",\n" } else { b"\n" })?;
+        }
+        w.write_all(b"  }")
+    })?;
+    w.write_all(b"\n]\n")
+}
+
+/// The rows as a JSON array of objects keyed by heading.
+pub fn json_rows(t: &Table, names: &Names, o: &Options) -> serde_json::Value {
+    let heads: Vec<String> = t.cols.iter().map(|c| heading(c, o)).collect();
+    let mut rows = Vec::with_capacity(t.row_count());
+    let _ = t.for_each_row(names, |r| -> Result<(), ()> {
+        let mut m = serde_json::Map::new();
+        for ((h, c), col) in heads.iter().zip(r).zip(&t.cols) {
+            m.insert(h.clone(), cell_json(c, col, o));
+        }
+        rows.push(serde_json::Value::Object(m));
+        Ok(())
+    });
+    serde_json::Value::Array(rows)
+}
+
+fn write_sv(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::Result<()> {
     let tsv = o.format == Format::Tsv;
     let mut b = csv::WriterBuilder::new();
     b.delimiter(if tsv { b'\t' } else { b',' })
@@ -284,26 +354,28 @@ fn write_sv(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
     let mut cw = b.from_writer(w);
     let heads: Vec<String> = t.cols.iter().map(|c| heading(c, o)).collect();
     cw.write_record(&heads).map_err(io::Error::other)?;
-    for r in &t.rows {
-        let fields: Vec<Cow<'_, str>> = r
-            .iter()
-            .zip(&t.cols)
-            .map(|(c, col)| {
-                let s = cell_text(c, col, o).unwrap_or_default();
-                if tsv && s.chars().any(char::is_control) {
-                    Cow::Owned(escape_controls(&s).into_owned())
-                } else {
-                    s
-                }
-            })
-            .collect();
-        cw.write_record(fields.iter().map(|f| f.as_bytes()))
-            .map_err(io::Error::other)?;
-    }
+    let mut fields: Vec<String> = vec![String::new(); t.cols.len()];
+    t.for_each_row(names, |r| {
+        let n = r.len().min(fields.len());
+        for ((c, col), f) in r.iter().zip(&t.cols).zip(fields.iter_mut()) {
+            cell_into(c, col, o, f);
+            if tsv && f.chars().any(char::is_control) {
+                *f = escape_controls(f).into_owned();
+            }
+        }
+        cw.write_record(fields[..n].iter().map(|f| f.as_bytes()))
+            .map_err(io::Error::other)
+    })?;
     cw.flush()
 }
 
-fn write_text(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
+/// Width in characters of a cell as the text layouts print it (control
+/// characters escaped).
+fn shown(s: &str) -> Cow<'_, str> {
+    escape_controls(s)
+}
+
+fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, " ** {} ({}):", t.title, escape_controls(&t.report))?;
     writeln!(w)?;
@@ -313,117 +385,119 @@ fn write_text(w: &mut dyn Write, t: &Table, o: &Options) -> io::Result<()> {
         return Ok(());
     }
     let heads: Vec<String> = t.cols.iter().map(|c| heading(c, o)).collect();
-    let cells: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .map(|r| {
-            r.iter()
-                .zip(&t.cols)
-                .map(|(c, col)| {
-                    escape_controls(&cell_text(c, col, o).unwrap_or_default()).into_owned()
-                })
-                .collect()
-        })
-        .collect();
-    let right: Vec<bool> = t
-        .cols
-        .iter()
-        .enumerate()
-        .map(|(i, c)| is_numeric(c, &t.rows, i))
-        .collect();
-    let widths: Vec<usize> = heads
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            cells
-                .iter()
-                .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-                .max(h.chars().count())
-        })
-        .collect();
-    let pad = |s: &str, i: usize| -> String {
-        let n = s.chars().count();
-        let fill = " ".repeat(widths[i].saturating_sub(n));
-        if right[i] {
-            format!("{fill}{s}")
-        } else {
-            format!("{s}{fill}")
+    // first pass: the widths, and which plain columns hold only numbers
+    let mut widths: Vec<usize> = heads.iter().map(|h| h.chars().count()).collect();
+    let mut right: Vec<bool> = t.cols.iter().map(|c| c.unit != Unit::None).collect();
+    let mut text_seen = vec![false; t.cols.len()];
+    let mut buf = String::new();
+    t.for_each_row(names, |r| -> io::Result<()> {
+        for (i, c) in r.iter().enumerate().take(widths.len()) {
+            if matches!(c, Cell::Text(_)) {
+                text_seen[i] = true;
+            }
+            cell_into(c, &t.cols[i], o, &mut buf);
+            let n = shown(&buf).chars().count();
+            widths[i] = widths[i].max(n);
         }
+        Ok(())
+    })?;
+    for (r, seen) in right.iter_mut().zip(&text_seen) {
+        *r = *r || !seen;
+    }
+    let boxed = o.format == Format::Table;
+    let rule = || -> String {
+        let mut s = String::from("+");
+        for &n in &widths {
+            s.push_str(&"-".repeat(n + 2));
+            s.push('+');
+        }
+        s
     };
-    if o.format == Format::Column {
-        let line = |parts: Vec<String>| -> String {
-            let mut s = String::new();
-            for p in parts {
-                s.push(' ');
-                s.push_str(&p);
-                s.push(' ');
-            }
-            s
-        };
-        writeln!(
-            w,
-            "{}",
-            line(
-                heads
-                    .iter()
-                    .enumerate()
-                    .map(|(i, h)| center(h, widths[i]))
-                    .collect()
-            )
-        )?;
-        writeln!(
-            w,
-            "{}",
-            line(widths.iter().map(|&n| "-".repeat(n)).collect())
-        )?;
-        for r in &cells {
-            writeln!(
-                w,
-                "{}",
-                line(r.iter().enumerate().map(|(i, s)| pad(s, i)).collect())
-            )?;
-        }
+    let (open, sep, close) = if boxed {
+        ("| ", " | ", " |")
     } else {
-        let rule: String = {
-            let mut s = String::from("+");
-            for &n in &widths {
-                s.push_str(&"-".repeat(n + 2));
-                s.push('+');
+        (" ", "  ", " ")
+    };
+    let mut line = String::new();
+    let mut write_line =
+        |w: &mut dyn Write, cells: &mut dyn Iterator<Item = (usize, &str, bool)>| {
+            line.clear();
+            line.push_str(open);
+            let mut first = true;
+            for (i, s, pad) in cells {
+                if !first {
+                    line.push_str(sep);
+                }
+                first = false;
+                if pad {
+                    let fill = widths[i].saturating_sub(s.chars().count());
+                    if right[i] {
+                        line.extend(std::iter::repeat_n(' ', fill));
+                        line.push_str(s);
+                    } else {
+                        line.push_str(s);
+                        line.extend(std::iter::repeat_n(' ', fill));
+                    }
+                } else {
+                    line.push_str(s);
+                }
             }
-            s
-        };
-        let line = |parts: Vec<String>| -> String {
-            let mut s = String::from("|");
-            for p in parts {
-                s.push(' ');
-                s.push_str(&p);
-                s.push_str(" |");
+            if first && !boxed {
+                line.clear();
+            } else if first {
+                line.clear();
+                line.push('|');
+            } else {
+                line.push_str(close);
             }
-            s
+            line.push('\n');
+            w.write_all(line.as_bytes())
         };
-        writeln!(w, "{rule}")?;
-        writeln!(
+    if boxed {
+        writeln!(w, "{}", rule())?;
+    }
+    let centred: Vec<String> = heads
+        .iter()
+        .enumerate()
+        .map(|(i, h)| center(h, widths[i]))
+        .collect();
+    write_line(
+        w,
+        &mut centred
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.as_str(), false)),
+    )?;
+    if boxed {
+        writeln!(w, "{}", rule())?;
+    } else {
+        let dashes: Vec<String> = widths.iter().map(|&n| "-".repeat(n)).collect();
+        write_line(
             w,
-            "{}",
-            line(
-                heads
-                    .iter()
-                    .enumerate()
-                    .map(|(i, h)| center(h, widths[i]))
-                    .collect()
-            )
+            &mut dashes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (i, s.as_str(), false)),
         )?;
-        writeln!(w, "{rule}")?;
-        for r in &cells {
-            writeln!(
-                w,
-                "{}",
-                line(r.iter().enumerate().map(|(i, s)| pad(s, i)).collect())
-            )?;
+    }
+    let mut cells: Vec<String> = vec![String::new(); t.cols.len()];
+    t.for_each_row(names, |r| {
+        let n = r.len().min(cells.len());
+        for (i, c) in r.iter().enumerate().take(n) {
+            cell_into(c, &t.cols[i], o, &mut buf);
+            cells[i].clear();
+            cells[i].push_str(&shown(&buf));
         }
-        writeln!(w, "{rule}")?;
+        write_line(
+            w,
+            &mut cells[..n]
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (i, s.as_str(), true)),
+        )
+    })?;
+    if boxed {
+        writeln!(w, "{}", rule())?;
     }
     writeln!(w)?;
     Ok(())
@@ -441,6 +515,22 @@ mod tests {
         );
         assert_eq!(center("ab", 5), "  ab ");
         assert_eq!(center("abc", 6), " abc  ");
+    }
+
+    #[test]
+    fn one_decimal_as_the_formatter() {
+        let mut cases = vec![
+            0.0, -0.0, 0.05, -0.05, 0.25, 0.35, 1e15, -1e16, 12.3, -12.3, 0.1,
+        ];
+        for i in -2000..2000 {
+            cases.push(super::super::table::round1(f64::from(i) * 0.0137));
+            cases.push(f64::from(i) * 1234.5678);
+        }
+        for f in cases {
+            let mut s = String::new();
+            one_decimal(&mut s, f);
+            assert_eq!(s, format!("{f:.1}"), "{f}");
+        }
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! A computed report: headings with their units, and typed cells.
 
+use rprof_model::stats_data::Names;
+
 /// What a column's numbers are, which decides its heading suffix and how
 /// `--timeunit` / `--memunit` convert it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,8 +77,33 @@ pub fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
+/// Rows made one at a time, for reports with millions of rows: the renderer
+/// asks for each row into one reused buffer, so no report holds its rows as
+/// cells (millions of `Vec<Cell>` rows with owned names took GBs).
+pub trait RowSource {
+    /// Number of rows.
+    fn len(&self) -> usize;
+
+    /// Whether there are no rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Write row `i` into `out` (one cell per column); names from `names`.
+    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]);
+}
+
+/// Set `cell` to text `s`, reusing its buffer when it holds text already.
+pub fn set_text(cell: &mut Cell, s: &str) {
+    if let Cell::Text(t) = cell {
+        t.clear();
+        t.push_str(s);
+    } else {
+        *cell = Cell::Text(s.to_owned());
+    }
+}
+
 /// A finished report.
-#[derive(Clone, Debug)]
 pub struct Table {
     /// nsys's report name (`cuda_gpu_kern_sum`), with its argument if any
     /// (`cuda_gpu_kern_sum:base`).
@@ -85,8 +112,10 @@ pub struct Table {
     pub title: &'static str,
     /// Columns.
     pub cols: Vec<Col>,
-    /// Rows.
+    /// Rows, when held as cells.
     pub rows: Vec<Vec<Cell>>,
+    /// Rows made on demand (then `rows` is empty).
+    pub source: Option<Box<dyn RowSource>>,
     /// Why the report has no rows, when the input cannot answer it.
     pub skipped: Option<String>,
     /// What the numbers are (differences from nsys, substitutions).
@@ -101,8 +130,33 @@ impl Table {
             title,
             cols,
             rows: Vec::new(),
+            source: None,
             skipped: None,
             notes: Vec::new(),
+        }
+    }
+
+    /// Number of rows.
+    pub fn row_count(&self) -> usize {
+        self.source.as_ref().map_or(self.rows.len(), |s| s.len())
+    }
+
+    /// Hand each row to `f`, in order.
+    pub fn for_each_row<E>(
+        &self,
+        names: &Names,
+        mut f: impl FnMut(&[Cell]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match &self.source {
+            None => self.rows.iter().try_for_each(|r| f(r)),
+            Some(src) => {
+                let mut buf = vec![Cell::Null; self.cols.len()];
+                for i in 0..src.len() {
+                    src.fill(i, names, &mut buf);
+                    f(&buf)?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -162,7 +216,7 @@ impl Agg {
     }
 
     /// Statistics of sorted samples.
-    fn summarize(samples: &[i64]) -> Summary {
+    pub fn summarize(samples: &[i64]) -> Summary {
         let n = samples.len();
         let sum: i128 = samples.iter().map(|&x| i128::from(x)).sum();
         if n == 0 {
@@ -278,6 +332,56 @@ impl Summary {
             Cell::opt(self.max),
             self.stddev.map_or(Cell::Null, Cell::Float),
         ]
+    }
+}
+
+/// A [`Summary`] in 56 bytes (reports with millions of rows keep one per
+/// row): the duration cells it prints, `Null` when it has no samples.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stat {
+    /// Samples.
+    pub count: i64,
+    /// Sum.
+    pub total: i64,
+    mean: f64,
+    median: f64,
+    min: i64,
+    max: i64,
+    stddev: f64,
+}
+
+impl Stat {
+    /// Of sorted samples.
+    pub fn of_sorted(samples: &[i64]) -> Stat {
+        Stat::from(&Agg::summarize(samples))
+    }
+
+    /// Avg, Med, Min, Max, StdDev as [`Summary::dur_cells`] prints them,
+    /// into `out[..5]`.
+    pub fn dur_cells_into(&self, out: &mut [Cell]) {
+        if self.count == 0 {
+            out[..5].fill(Cell::Null);
+            return;
+        }
+        out[0] = Cell::Round1(round1(self.mean));
+        out[1] = Cell::Round1(round1(self.median));
+        out[2] = Cell::Int(self.min);
+        out[3] = Cell::Int(self.max);
+        out[4] = Cell::Round1(round1(self.stddev));
+    }
+}
+
+impl From<&Summary> for Stat {
+    fn from(s: &Summary) -> Stat {
+        Stat {
+            count: s.count,
+            total: s.total,
+            mean: s.mean.unwrap_or(0.0),
+            median: s.median.map_or(0.0, MedianValue::value),
+            min: s.min.unwrap_or(0),
+            max: s.max.unwrap_or(0),
+            stddev: s.stddev.unwrap_or(0.0),
+        }
     }
 }
 

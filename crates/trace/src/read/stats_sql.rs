@@ -610,9 +610,9 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
         elsewhere: bool,
         domain: i64,
         text: Option<u32>,
-        inline: Option<String>,
     }
     let mut raws = Vec::new();
+    let names = &mut data.names;
     let mut nulls = 0u64;
     each_row(
         db,
@@ -646,8 +646,18 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
             } else {
                 RangeStyle::StartEnd
             };
-            let text = strings.get(int_at(r, 7)?);
-            let inline = if text.is_none() { text_at(r, 8)? } else { None };
+            // inline texts (millions on a large export, nearly all distinct)
+            // interned from SQLite's own buffer, without a String each
+            let text = match strings.get(int_at(r, 7)?) {
+                Some(t) => Some(t),
+                None => match r.get_ref(8)? {
+                    rusqlite::types::ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
+                        Ok(s) => names.intern(s),
+                        Err(_) => names.intern(&String::from_utf8_lossy(t)),
+                    }),
+                    _ => text_at(r, 8)?.map(|s| names.intern(&s)),
+                },
+            };
             raws.push(Raw {
                 id: int_at(r, 0)?.unwrap_or(0),
                 start,
@@ -657,7 +667,6 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
                 elsewhere: int_at(r, 5)?.is_some(),
                 domain: int_at(r, 6)?.unwrap_or(0),
                 text,
-                inline,
             });
             Ok(())
         },
@@ -668,19 +677,12 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     let mut out = Vec::with_capacity(raws.len());
     for r in raws {
         let pid = pid_of(r.g);
-        let text = match (r.text, r.inline) {
-            (Some(t), _) => t,
-            (None, Some(s)) => data.names.intern(&s),
-            (None, None) => empty,
-        };
-        let domain = match domains.get(&(pid, r.domain)) {
-            Some((_, d)) => Some(
-                *domain_ids
-                    .entry((pid, r.domain))
-                    .or_insert_with(|| data.names.intern(d)),
-            ),
-            None => None,
-        };
+        let text = r.text.unwrap_or(empty);
+        let domain = domains.get(&(pid, r.domain)).map(|(_, d)| {
+            *domain_ids
+                .entry((pid, r.domain))
+                .or_insert_with(|| data.names.intern(d))
+        });
         let name = match domain {
             Some(d) => *joined.entry((d, text)).or_insert_with(|| {
                 let s = format!("{}:{}", data.names.get(d), data.names.get(text));
