@@ -275,8 +275,8 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
             }
         }
         let mut csv = Vec::new();
-        render::write(&mut csv, &table, &opts)?;
-        let types = parquet_types(&table, &opts);
+        render::write(&mut csv, &table, &data.names, &opts)?;
+        let types = parquet_types(&table, &data.names, &opts);
         let types: Vec<(&str, ColumnType)> = types.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         let mut meta = super::report_metadata("stats", &req.spec, &[&args.file]);
         meta.push(("rprof.title", table.title.to_owned()));
@@ -350,26 +350,54 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
 
 /// The Parquet type of each column: from its unit and its cells, so that a
 /// column's type does not depend on which rows a profile has.
-fn parquet_types(t: &stats::table::Table, o: &Options) -> Vec<(String, ColumnType)> {
+fn parquet_types(
+    t: &stats::table::Table,
+    names: &stats::Names,
+    o: &Options,
+) -> Vec<(String, ColumnType)> {
     use stats::table::{Cell, Unit};
+    // per column: any text, any fractional value; rows held or streamed
+    let mut text = vec![false; t.cols.len()];
+    let mut frac = vec![false; t.cols.len()];
+    let mut see = |row: &[Cell]| {
+        for (i, c) in row.iter().enumerate().take(t.cols.len()) {
+            match c {
+                Cell::Text(_) => text[i] = true,
+                Cell::Round1(_) | Cell::Float(_) => frac[i] = true,
+                Cell::Null | Cell::Int(_) => {}
+            }
+        }
+    };
+    let rows = match &t.source {
+        Some(src) => {
+            let mut buf = vec![Cell::Null; t.cols.len()];
+            for r in 0..src.len() {
+                src.fill(r, names, &mut buf);
+                see(&buf);
+            }
+            src.len()
+        }
+        None => {
+            for r in &t.rows {
+                see(r);
+            }
+            t.rows.len()
+        }
+    };
     t.cols
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let cells = || t.rows.iter().filter_map(|r| r.get(i));
             let converted = match c.unit {
                 Unit::Duration | Unit::Timestamp => o.time != TimeUnit::Ns,
                 Unit::Bytes | Unit::Throughput => o.mem != MemUnit::B,
                 _ => false,
             };
-            let ty = if cells().any(|x| matches!(x, Cell::Text(_))) {
+            let ty = if text[i] {
                 ColumnType::Utf8
-            } else if converted
-                || c.unit == Unit::Percent
-                || cells().any(|x| matches!(x, Cell::Round1(_) | Cell::Float(_)))
-            {
+            } else if converted || c.unit == Unit::Percent || frac[i] {
                 ColumnType::Float64
-            } else if c.unit == Unit::None && cells().next().is_none() {
+            } else if c.unit == Unit::None && rows == 0 {
                 // no rows: names are text
                 ColumnType::Utf8
             } else {

@@ -13,10 +13,10 @@
 
 use std::borrow::Cow;
 
-pub use rprof_model::stats_data::Tables;
 use rprof_model::stats_data::{
     ApiRow, GpuKernel, GpuMemOp, NameId, NvtxRow, OsrtRow, RangeStyle, StatsData, UmFault,
 };
+pub use rprof_model::stats_data::{Names, Tables};
 use rprof_model::{FastMap, Source};
 
 pub mod nvtx;
