@@ -575,3 +575,96 @@ fn examples_run() {
         assert!(dir.path().join(f).is_file(), "{f}");
     }
 }
+
+/// `-` is standard input for every command that reads the profile itself
+/// (issue 18 item 4): the profile piped in gives the same output as the
+/// file named, and the messages name it `-`. A record file on standard
+/// input is refused by a command that needs the profile, in one line.
+#[test]
+fn every_profile_command_reads_standard_input() {
+    use std::io::Write;
+    let p = f("nsys-ai/mfu_2gpu_before.sqlite");
+    let bytes = std::fs::read(&p).unwrap();
+    let piped = |args: &[&str], input: &[u8]| {
+        let mut child = rprof()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().unwrap();
+        // the command may stop reading early (an error): a broken pipe here
+        let _ = writer.join().unwrap();
+        out
+    };
+    // CSV: a table's column widths would differ with the file's name
+    for cmd in [
+        &[
+            "stats",
+            "-r",
+            "cuda_gpu_kern_sum,nvtx_sum",
+            "--format",
+            "csv",
+        ][..],
+        &["mem", "--format", "csv"],
+        &["steps", "--format", "csv"],
+        &["idle", "--format", "csv"],
+        &["launch", "--format", "csv"],
+        &["dist", "--format", "csv"],
+    ] {
+        let mut named: Vec<&str> = cmd.to_vec();
+        named.push(&p);
+        let want = run(rprof().args(&named));
+        assert!(want.status.success(), "{named:?}");
+        let mut dash: Vec<&str> = cmd.to_vec();
+        dash.push("-");
+        let got = piped(&dash, &bytes);
+        assert!(
+            got.status.success(),
+            "{dash:?}: {}",
+            String::from_utf8_lossy(&got.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&got.stdout),
+            String::from_utf8_lossy(&want.stdout).replace(p.as_str(), "-"),
+            "{dash:?}"
+        );
+        let err = String::from_utf8(got.stderr).unwrap();
+        assert!(err.lines().any(|l| l.starts_with("rprof: -: ")), "{err}");
+        assert!(
+            !err.contains("rprof-input-"),
+            "a temporary name leaked: {err}"
+        );
+    }
+    // report and export write files: the same bytes as from the file named
+    let dir = tempfile::tempdir().unwrap();
+    for (cmd, ext) in [(&["report"][..], "html"), (&["export", "--chrome"], "json")] {
+        let a = dir.path().join(format!("named.{ext}"));
+        let b = dir.path().join(format!("piped.{ext}"));
+        let mut named: Vec<&str> = cmd.to_vec();
+        named.extend(["-q", "-o", a.to_str().unwrap(), &p]);
+        assert!(run(rprof().args(&named)).status.success(), "{named:?}");
+        let mut dash: Vec<&str> = cmd.to_vec();
+        dash.extend(["-q", "-o", b.to_str().unwrap(), "-"]);
+        let got = piped(&dash, &bytes);
+        assert!(got.status.success(), "{dash:?}");
+        let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        // the page names its input: `-` instead of the path
+        assert_eq!(
+            String::from_utf8_lossy(&a).replace(p.as_str(), "-"),
+            String::from_utf8_lossy(&b),
+            "{dash:?}"
+        );
+    }
+    // records on standard input: one line, exit 1
+    let records = std::fs::read(root().join("fixtures/profiling-lm/net.dict")).unwrap();
+    let out = piped(&["steps", "-"], &records);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("needs the profile itself"), "{err}");
+}

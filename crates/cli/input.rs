@@ -57,6 +57,28 @@ impl Input {
     }
 }
 
+/// A profile argument of a command that reads the profile itself: `-`
+/// is standard input, copied once into a temporary file (SQLite needs a
+/// file it can seek in; messages still say `-`); any other path is
+/// returned as it is.
+pub fn profile_arg(path: &Path) -> anyhow::Result<PathBuf> {
+    if path != Path::new("-") {
+        return Ok(path.to_owned());
+    }
+    match spool::open_as(Path::new("/dev/stdin"), path)? {
+        spool::Opened::File(p) => Ok(p),
+        spool::Opened::Stream(_) => anyhow::bail!(
+            "-: standard input holds records (or is not a profile); this command needs the profile itself (nsys or nvprof SQLite, or a PyTorch profiler trace)"
+        ),
+    }
+}
+
+/// The trace of a spooled input named as the user gave it (`-`, a FIFO),
+/// not by its temporary copy: reports print `trace.path`.
+pub fn as_given(trace: &mut Trace) {
+    trace.path = PathBuf::from(spool::name(&trace.path));
+}
+
 /// Longest first line looked at to tell records from a Kineto trace.
 const HEAD_BYTES: u64 = 1 << 20;
 
@@ -118,12 +140,17 @@ pub mod spool {
     /// `path` itself when it is a regular file (or missing: the reader
     /// reports that); else the stream, read once.
     pub fn open(path: &Path) -> anyhow::Result<Opened> {
+        open_as(path, path)
+    }
+
+    /// [`open`] `path`, named `given` in messages (`-` for `/dev/stdin`).
+    pub fn open_as(path: &Path, given: &Path) -> anyhow::Result<Opened> {
         match std::fs::metadata(path) {
             Ok(m) if !m.is_file() && !m.is_dir() => {}
             _ => return Ok(Opened::File(path.to_owned())),
         }
-        let mut src =
-            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let mut src = std::fs::File::open(path)
+            .with_context(|| format!("cannot open {}", given.display()))?;
         // the first line (or the first MiB): enough to tell the formats apart
         let mut head = Vec::new();
         let mut buf = vec![0u8; 64 << 10];
@@ -134,7 +161,7 @@ pub mod spool {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     return Err(
-                        anyhow::Error::new(e).context(format!("cannot read {}", path.display()))
+                        anyhow::Error::new(e).context(format!("cannot read {}", given.display()))
                     );
                 }
             }
@@ -154,11 +181,11 @@ pub mod spool {
             .tempfile()
             .context("cannot create a temporary file for a piped input")?;
         std::io::copy(&mut Cursor::new(head).chain(src), tmp.as_file_mut())
-            .with_context(|| format!("cannot read {}", path.display()))?;
+            .with_context(|| format!("cannot read {}", given.display()))?;
         let tmp = tmp.into_temp_path();
         let copy = tmp.to_path_buf();
         if let Ok(mut s) = SPOOLED.lock() {
-            s.push((tmp, path.to_owned()));
+            s.push((tmp, given.to_owned()));
         }
         Ok(Opened::File(copy))
     }
@@ -448,6 +475,7 @@ pub fn load_reading(
         },
     )?;
     drop(reading);
+    as_given(&mut trace);
     let attributing = Phase::spinner(
         on && ranges == Ranges::Read,
         "attributing kernels to NVTX ranges",

@@ -135,6 +135,10 @@ Examples:
 pub(crate) fn expand(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
+        if p == Path::new("-") {
+            out.push(crate::input::profile_arg(p)?);
+            continue;
+        }
         if p.is_dir() {
             let rd = std::fs::read_dir(p)
                 .with_context(|| format!("{}: cannot list the directory", p.display()))?;
@@ -178,7 +182,8 @@ pub(crate) fn read_one(
     index: usize,
     step: &regex::Regex,
 ) -> anyhow::Result<(dist::FileSummary, Vec<String>)> {
-    let trace = read::read(path, ReadOptions::default())?;
+    let mut trace = read::read(path, ReadOptions::default())?;
+    crate::input::as_given(&mut trace);
     let said = crate::diag::trace_summary(&trace);
     Ok((dist::summarize(&trace, index, step), said))
 }

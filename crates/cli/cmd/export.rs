@@ -211,6 +211,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
     }
     let mut paths = Vec::with_capacity(args.files.len());
     for f in &args.files {
+        let f = &crate::input::profile_arg(f)?;
         paths.push(match Input::detect(Some(f))? {
             Input::Profile(p) => p,
             Input::Records(_) | Input::Stream(..) => bail!(
@@ -301,7 +302,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
         } else {
             paths
                 .first()
-                .map_or(String::new(), |p| p.display().to_string())
+                .map_or(String::new(), |p| input::spool::name(p))
         };
         let _ = writeln!(
             std::io::stderr(),

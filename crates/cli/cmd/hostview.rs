@@ -128,6 +128,7 @@ impl OutputArgs {
 /// (and sync records when `syncs`), then find the innermost range
 /// enclosing each launch call.
 pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec<Option<u32>>)> {
+    let file = &crate::input::profile_arg(file)?;
     let path = match Input::detect(Some(file))? {
         Input::Profile(p) => p,
         // not JSON either: let the reader say what the file is not
@@ -153,6 +154,7 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
             no_ranges: false,
         },
     )?;
+    crate::input::as_given(&mut trace);
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
     let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
         .map(|l| enclosing.of(l).last().copied())

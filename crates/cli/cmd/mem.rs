@@ -152,14 +152,15 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
     } else {
         args.format
     };
-    if let Input::Records(_) = Input::detect(Some(&args.file))? {
+    let file = crate::input::profile_arg(&args.file)?;
+    if let Input::Records(_) = Input::detect(Some(&file))? {
         anyhow::bail!(
             "{}: a record file (rprof parse output or PyProf .dict) has no memory data: give rprof mem the profile itself",
             args.file.display()
         );
     }
-    let trace = read::read(
-        &args.file,
+    let mut trace = read::read(
+        &file,
         ReadOptions {
             compat: false,
             memops: true,
@@ -170,6 +171,8 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             no_ranges: false,
         },
     )?;
+    // a piped profile is named as given (`-`), not by its temporary copy
+    crate::input::as_given(&mut trace);
     if !args.quiet {
         crate::diag::print(&crate::diag::trace_summary(&trace));
     }

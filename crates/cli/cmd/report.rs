@@ -146,6 +146,8 @@ fn one_profile(
             ..ReadOptions::everything()
         },
     )?;
+    // a piped profile is named as given (`-`), not by its temporary copy
+    crate::input::as_given(&mut trace);
     // what was read, said once the page is whole (crate::diag's wording)
     let said = crate::diag::trace_summary(&trace);
     timing.lap("read");

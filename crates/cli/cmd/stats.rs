@@ -208,7 +208,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     if args.filter_nvtx.is_some() {
         want.nvtx = true;
     }
-    let data = rprof_trace::read::stats_sql::load(&args.file, want)?;
+    let data = rprof_trace::read::stats_sql::load(&crate::input::profile_arg(&args.file)?, want)?;
     let window = match args.filter_nvtx.as_deref() {
         Some(spec) => Some(
             stats::find_nvtx_window(&data, spec)
