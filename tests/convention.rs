@@ -668,3 +668,46 @@ fn every_profile_command_reads_standard_input() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("needs the profile itself"), "{err}");
 }
+
+/// The long commands that read a profile show what they are doing on a
+/// terminal (a pseudo-terminal here, through `script`) and nothing with
+/// `-q` (issue 18 item 8).
+#[test]
+fn every_long_command_shows_progress_on_a_terminal() {
+    if !script() {
+        eprintln!("note: `script` (util-linux) is absent; skipping the pseudo-terminal test");
+        return;
+    }
+    let p = f("nsys-ai/mfu_2gpu_before.sqlite");
+    let bin = env!("CARGO_BIN_EXE_rprof");
+    let dir = tempfile::tempdir().unwrap();
+    for (cmd, label) in [
+        ("stats -r cuda_gpu_kern_sum --format csv", "reading "),
+        ("mem --format csv", "reading "),
+        ("steps --format csv", "reading "),
+        ("idle --format csv", "reading "),
+        ("launch --format csv", "reading "),
+        ("dist --format csv", "reading profiles"),
+        ("report", "reading "),
+    ] {
+        let o = dir.path().join("out");
+        let tty = |extra: &str| -> String {
+            let line = format!("{bin} {cmd} {extra} -o {} {p}", o.display());
+            let out = Command::new("script")
+                .args(["-q", "-e", "-c", &line, "/dev/null"])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{line}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let shown = tty("");
+        assert!(shown.contains(label), "{cmd}: {shown:?}");
+        let quiet = tty("-q");
+        assert!(!quiet.contains(label), "{cmd} -q: {quiet:?}");
+    }
+}

@@ -206,11 +206,22 @@ pub fn run(args: &DistArgs) -> anyhow::Result<()> {
     let files = expand(&args.inputs)?;
     // read in parallel; each worker reduces its file to the ranks' figures
     // and drops the trace before taking the next file
+    let bar = crate::progress::Phase::bar(
+        crate::progress::enabled(args.quiet, false),
+        files.len() as u64,
+        "reading profiles",
+        false,
+    );
     let results: Vec<anyhow::Result<(dist::FileSummary, Vec<String>)>> = files
         .par_iter()
         .enumerate()
-        .map(|(i, f)| read_one(f, i, &step))
+        .map(|(i, f)| {
+            let r = read_one(f, i, &step);
+            bar.inc(1);
+            r
+        })
         .collect();
+    drop(bar);
     let mut summaries = Vec::with_capacity(results.len());
     let mut said = Vec::new();
     for r in results {

@@ -142,6 +142,11 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
             file.display()
         ),
     };
+    let on = crate::progress::enabled(quiet, false);
+    let reading = crate::progress::Phase::spinner(
+        on,
+        &format!("reading {}", crate::input::spool::name(&path)),
+    );
     let mut trace = read::read(
         &path,
         ReadOptions {
@@ -154,8 +159,11 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
             no_ranges: false,
         },
     )?;
+    drop(reading);
     crate::input::as_given(&mut trace);
+    let attributing = crate::progress::Phase::spinner(on, "attributing launch calls to ranges");
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+    drop(attributing);
     let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
         .map(|l| enclosing.of(l).last().copied())
         .collect();

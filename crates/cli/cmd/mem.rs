@@ -159,6 +159,8 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             args.file.display()
         );
     }
+    let on = crate::progress::enabled(args.quiet, false);
+    let reading = crate::progress::Phase::spinner(on, &format!("reading {}", args.file.display()));
     let mut trace = read::read(
         &file,
         ReadOptions {
@@ -173,9 +175,11 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
     )?;
     // a piped profile is named as given (`-`), not by its temporary copy
     crate::input::as_given(&mut trace);
+    drop(reading);
     if !args.quiet {
         crate::diag::print(&crate::diag::trace_summary(&trace));
     }
+    let computing = crate::progress::Phase::spinner(on, "computing the memory view");
     let (report, curve) = mem::compute(
         &trace,
         MemOptions {
@@ -183,6 +187,7 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             curve_buckets: args.curve_buckets,
         },
     );
+    drop(computing);
     drop(trace);
     if let Some(p) = &args.curve {
         let f =

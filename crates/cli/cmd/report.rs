@@ -11,6 +11,7 @@ use rprof_trace::build::{self, BuildOptions};
 use rprof_trace::read::{self, ReadOptions};
 
 use crate::out::UsageError;
+use crate::progress::Phase;
 
 /// One self-contained HTML report: overview, utilization over time, top ops
 /// and kernels, roofline, memory and copies, the distributed view,
@@ -139,6 +140,8 @@ fn one_profile(
     quiet: bool,
 ) -> anyhow::Result<html::Page> {
     let timing = Timing::new();
+    let on = crate::progress::enabled(quiet, false);
+    let reading = Phase::spinner(on, &format!("reading {}", crate::input::spool::name(file)));
     let mut trace = read::read(
         file,
         ReadOptions {
@@ -146,6 +149,8 @@ fn one_profile(
             ..ReadOptions::everything()
         },
     )?;
+    drop(reading);
+    let views = Phase::spinner(on, "computing the views");
     // a piped profile is named as given (`-`), not by its temporary copy
     crate::input::as_given(&mut trace);
     // what was read, said once the page is whole (crate::diag's wording)
@@ -191,14 +196,23 @@ fn one_profile(
     trace.mem_events = Vec::new();
     trace.syncs = Vec::new();
     timing.lap("timeline sections");
+    drop(views);
     let mut builder = PageBuilder::new(trace.devices.clone());
     let mut models = Models::new();
+    let records = Phase::bar(
+        on,
+        trace.kernels.len() as u64,
+        "building records and op models",
+        false,
+    );
     let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
+        records.inc(recs.len() as u64);
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);
         builder.add(recs, &est);
         anyhow::Ok(())
     })?;
+    drop(records);
     timing.lap("records and op models");
     if !quiet {
         crate::diag::print(&said);

@@ -1,6 +1,6 @@
 //! `rprof stats`: nsys stats' reports, from the same export, without nsys.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -208,7 +208,10 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     if args.filter_nvtx.is_some() {
         want.nvtx = true;
     }
+    let on = crate::progress::enabled(args.quiet, false);
+    let reading = crate::progress::Phase::spinner(on, &format!("reading {}", args.file.display()));
     let data = rprof_trace::read::stats_sql::load(&crate::input::profile_arg(&args.file)?, want)?;
+    drop(reading);
     let window = match args.filter_nvtx.as_deref() {
         Some(spec) => Some(
             stats::find_nvtx_window(&data, spec)
@@ -294,8 +297,19 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     let mut w = out::create(args.output.as_deref(), &[&args.file])?;
     let mut json = serde_json::Map::new();
     let many = requests.len() > 1;
+    // a spinner while each report is computed, unless its rows stream to
+    // the same terminal
+    let to_file = args
+        .output
+        .as_deref()
+        .is_some_and(|p| p != std::path::Path::new("-"));
     for (i, req) in requests.iter().enumerate() {
+        let computing = crate::progress::Phase::spinner(
+            on && (to_file || !std::io::stdout().is_terminal()),
+            &format!("computing {}", req.spec),
+        );
         let mut table = stats::run(&view, req);
+        drop(computing);
         if table.skipped.is_none()
             && let Some(why) = stats::applies(&data, req.name)
         {
