@@ -45,7 +45,11 @@ fn normalise_forward_into(name: &str, out: &mut String) {
 /// `base` without `_`, lower case, into `out` (cleared first).
 fn squash(base: &str, out: &mut String) {
     out.clear();
-    out.extend(base.chars().filter(|c| *c != '_').flat_map(char::to_lowercase));
+    out.extend(
+        base.chars()
+            .filter(|c| *c != '_')
+            .flat_map(char::to_lowercase),
+    );
 }
 
 /// `autograd::engine::evaluate_function: CudnnConvolutionBackward0` →
@@ -222,10 +226,7 @@ mod tests {
         );
         assert_eq!(f.find(11, "TBackward0").map(|x| &*x.norm), Some("t"));
         // no name matches: the latest with sizes
-        assert_eq!(
-            f.find(11, "XBackward0").map(|x| &*x.norm),
-            Some("addmm")
-        );
+        assert_eq!(f.find(11, "XBackward0").map(|x| &*x.norm), Some("addmm"));
         assert!(f.find(12, "AddmmBackward0").is_none());
         // re-inserting moves it last, not twice
         f.insert(

@@ -150,7 +150,8 @@ impl StockRef {
 struct Found<'s> {
     /// Innermost modelled op.
     anchor: Option<(usize, &'static StockSpec, StockMarker<'s>)>,
-    /// Innermost op-like entry (`aten::` or with sizes), for the fallback.
+    /// Innermost op-like entry (`aten::` or with sizes), for the fallback
+    /// (its marker is read only when there is no anchor).
     other: Option<(usize, StockMarker<'s>)>,
     /// Outermost `aten::` op.
     op: Option<usize>,
@@ -206,7 +207,8 @@ fn find<'s>(
         }
         match (spec, other) {
             (Some(spec), true) => {
-                f.other = Some((i, m.clone()));
+                // with an anchor, only the position of `other` is read
+                f.other = Some((i, StockMarker::default()));
                 f.anchor = Some((i, spec, m));
             }
             (Some(spec), false) => f.anchor = Some((i, spec, m)),
@@ -448,20 +450,21 @@ impl State {
             _ => None,
         };
         let (source, spec, sized, marker_sizes): (Source, Option<&'static StockSpec>, bool, _) =
-            match (&borrowed, &found.anchor, &found.other) {
+            match (&borrowed, &mut found.anchor, &mut found.other) {
                 (Some(f), _, _) => {
                     let m = grammar::parse(&f.text);
                     let spec = lookup_stock(m.name);
                     (Source::Forward(Arc::clone(f)), spec, true, m.sizes)
                 }
+                // the sizes move out: the marker is not read again
                 (None, Some((i, spec, m)), _) => (
                     Source::Stack(*i),
                     Some(*spec),
                     has_shapes(m),
-                    m.sizes.clone(),
+                    m.sizes.take(),
                 ),
                 (None, None, Some((i, m))) => {
-                    (Source::Stack(*i), None, has_shapes(m), m.sizes.clone())
+                    (Source::Stack(*i), None, has_shapes(m), m.sizes.take())
                 }
                 (None, None, None) => (Source::None, None, false, None),
             };

@@ -583,7 +583,11 @@ fn instance_hash_without_collecting() {
     for list in lists {
         let mut h = DefaultHasher::new();
         list.to_vec().hash(&mut h);
-        assert_eq!(super::hash_iter(list.iter().copied()), h.finish(), "{list:?}");
+        assert_eq!(
+            super::hash_iter(list.iter().copied()),
+            h.finish(),
+            "{list:?}"
+        );
         assert_eq!(super::hash_of(list), h.finish());
     }
     // the length is part of it: ["ab", "c"] and ["a", "bc"] differ
