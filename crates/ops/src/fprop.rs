@@ -6,8 +6,10 @@
 //! over `altSeqId`. Here two maps from sequence id to the latest such
 //! kernel answer the same question in O(1) without keeping the kernels.
 
-use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
+
+use rprof_model::FastMap;
 
 use rprof_model::record::Record;
 
@@ -34,14 +36,49 @@ pub struct Fprop {
 /// Sequence id → latest forward kernel.
 #[derive(Debug, Default)]
 pub struct FpropIndex {
-    by_seq: HashMap<i64, Arc<Fprop>>,
-    by_alt: HashMap<i64, Arc<Fprop>>,
+    by_seq: FastMap<i64, Arc<Fprop>>,
+    by_alt: FastMap<i64, Arc<Fprop>>,
     /// The last entry made; consecutive kernels of one op share it.
     last: Option<Arc<Fprop>>,
+    /// Entries by the hash of their contents: kernels of the same op in
+    /// different iterations share one entry rather than each copying its
+    /// four lists (bounded; a miss only costs a copy).
+    shared: FastMap<u64, Arc<Fprop>>,
 }
+
+/// Most distinct forward contents [`FpropIndex`] shares at once.
+const SHARED_CAP: usize = 1 << 14;
 
 fn same(a: &[String], b: &[std::borrow::Cow<'_, str>]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// `f` holds what `rec` (with decoded first marker `marker`) would give.
+fn holds(f: &Fprop, rec: &Record<'_>, marker: Option<&Arc<Marker>>) -> bool {
+    f.has_marker != rec.marker.is_empty() // i.e. both have markers or neither
+        && match (&f.marker, marker) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            (None, None) => true,
+            _ => false,
+        }
+        && same(&f.module, &rec.mod_)
+        && same(&f.op, &rec.op)
+        && same(&f.layer, &rec.layer)
+        && same(&f.trace, &rec.trace)
+}
+
+/// A hash of what [`holds`] compares (the marker by its op only).
+fn content_hash(b: &impl BuildHasher, rec: &Record<'_>, marker: Option<&Arc<Marker>>) -> u64 {
+    let mut h = b.build_hasher();
+    rec.marker.is_empty().hash(&mut h);
+    marker.map(|m| (&m.module, &m.op)).hash(&mut h);
+    for list in [&rec.mod_, &rec.op, &rec.layer, &rec.trace] {
+        list.len().hash(&mut h);
+        for s in list {
+            s.as_ref().hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 impl FpropIndex {
@@ -59,29 +96,28 @@ impl FpropIndex {
         fn own(v: &[std::borrow::Cow<'_, str>]) -> Vec<String> {
             v.iter().map(|s| s.to_string()).collect()
         }
-        let reuse = self.last.as_ref().filter(|l| {
-            l.has_marker != rec.marker.is_empty() // i.e. both have markers or neither
-                && match (&l.marker, marker) {
-                    (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
-                    (None, None) => true,
-                    _ => false,
-                }
-                && same(&l.module, &rec.mod_)
-                && same(&l.op, &rec.op)
-                && same(&l.layer, &rec.layer)
-                && same(&l.trace, &rec.trace)
-        });
-        let info = match reuse {
+        let info = match self.last.as_ref().filter(|l| holds(l, rec, marker)) {
             Some(l) => Arc::clone(l),
             None => {
-                let info = Arc::new(Fprop {
-                    has_marker: !rec.marker.is_empty(),
-                    marker: marker.cloned(),
-                    module: own(&rec.mod_),
-                    op: own(&rec.op),
-                    layer: own(&rec.layer),
-                    trace: own(&rec.trace),
-                });
+                let key = content_hash(self.shared.hasher(), rec, marker);
+                let info = match self.shared.get(&key).filter(|f| holds(f, rec, marker)) {
+                    Some(f) => Arc::clone(f),
+                    None => {
+                        let f = Arc::new(Fprop {
+                            has_marker: !rec.marker.is_empty(),
+                            marker: marker.cloned(),
+                            module: own(&rec.mod_),
+                            op: own(&rec.op),
+                            layer: own(&rec.layer),
+                            trace: own(&rec.trace),
+                        });
+                        if self.shared.len() >= SHARED_CAP {
+                            self.shared.clear();
+                        }
+                        self.shared.insert(key, Arc::clone(&f));
+                        f
+                    }
+                };
                 self.last = Some(Arc::clone(&info));
                 info
             }
@@ -161,6 +197,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn equal_contents_share_one_entry() {
+        let ks = [
+            rec("fprop", &[1], &[], "a"),
+            rec("fprop", &[2], &[], "b"),
+            rec("fprop", &[3], &[], "a"),
+            rec("fprop", &[4], &[7], "a"),
+        ];
+        let mut idx = FpropIndex::new();
+        for k in &ks {
+            idx.observe(k, None);
+        }
+        let get = |idx: &FpropIndex, s| Arc::clone(idx.find(s).expect("indexed"));
+        let (a1, b2, a3, a4, a7) = (
+            get(&idx, 1),
+            get(&idx, 2),
+            get(&idx, 3),
+            get(&idx, 4),
+            get(&idx, 7),
+        );
+        // `a` twice, not adjacent: one entry, same contents
+        assert!(Arc::ptr_eq(&a1, &a3));
+        assert!(Arc::ptr_eq(&a3, &a4));
+        assert!(Arc::ptr_eq(&a4, &a7));
+        assert!(!Arc::ptr_eq(&a1, &b2));
+        assert_eq!(b2.op, ["b"]);
+        // a different layer is a different entry
+        let mut other = rec("fprop", &[5], &[], "a");
+        other.layer = vec![Cow::Borrowed("L")];
+        idx.observe(&other, None);
+        let l5 = get(&idx, 5);
+        assert!(!Arc::ptr_eq(&a1, &l5));
+        assert_eq!(l5.layer, ["L"]);
+        assert!(a1.layer.is_empty());
     }
 
     proptest::proptest! {

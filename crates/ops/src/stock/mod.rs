@@ -150,7 +150,8 @@ impl StockRef {
 struct Found<'s> {
     /// Innermost modelled op.
     anchor: Option<(usize, &'static StockSpec, StockMarker<'s>)>,
-    /// Innermost op-like entry (`aten::` or with sizes), for the fallback.
+    /// Innermost op-like entry (`aten::` or with sizes), for the fallback
+    /// (its marker is read only when there is no anchor).
     other: Option<(usize, StockMarker<'s>)>,
     /// Outermost `aten::` op.
     op: Option<usize>,
@@ -206,7 +207,8 @@ fn find<'s>(
         }
         match (spec, other) {
             (Some(spec), true) => {
-                f.other = Some((i, m.clone()));
+                // with an anchor, only the position of `other` is read
+                f.other = Some((i, StockMarker::default()));
                 f.anchor = Some((i, spec, m));
             }
             (Some(spec), false) => f.anchor = Some((i, spec, m)),
@@ -263,8 +265,17 @@ fn role(kernels: Kernels, short: &str, long: &str) -> Role {
 }
 
 fn hash_of(parts: &[&str]) -> u64 {
+    hash_iter(parts.iter().copied())
+}
+
+/// [`hash_of`] of the collected strings, without collecting them: the same
+/// value (a slice hashes its length, then each element).
+fn hash_iter<'s>(parts: impl ExactSizeIterator<Item = &'s str>) -> u64 {
     let mut h = DefaultHasher::new();
-    parts.hash(&mut h);
+    h.write_usize(parts.len());
+    for p in parts {
+        p.hash(&mut h);
+    }
     h.finish()
 }
 
@@ -278,6 +289,12 @@ pub struct State {
     /// the engine's wrapper after the node's own range closed (a bias
     /// gradient's `sum`) belongs to it.
     last_node: rprof_model::FastMap<u64, (String, i64)>,
+    /// Scratch for normalised names.
+    buf: String,
+    /// Reused per record: the heads of its stack (empty between calls).
+    heads: Vec<Head<'static>>,
+    /// Reused per record: the table row of each head (empty between calls).
+    specs: Vec<Option<&'static StockSpec>>,
 }
 
 impl State {
@@ -329,7 +346,10 @@ impl State {
                 // 2. the ConvolutionBackward node's grad_output
                 None if is_node(h.name)
                     && h.seq.is_some()
-                    && fwd::normalise_node(h.name).contains("conv")
+                    && {
+                        fwd::normalise_node_into(h.name, &mut self.buf);
+                        self.buf.contains("conv")
+                    }
                     && text(i).contains(", sizes = [") =>
                 {
                     let m = grammar::parse(text(i));
@@ -368,18 +388,43 @@ impl State {
         if rec.stack.is_empty() {
             return None;
         }
-        let heads: Vec<Head<'_>> = rec.stack.iter().map(|t| grammar::parse_head(t)).collect();
-        let specs: Vec<Option<&'static StockSpec>> =
-            heads.iter().map(|h| lookup_stock(h.name)).collect();
-        self.observe_conv(&rec.stack, &heads, &specs);
-        let mut found = find(&rec.stack, &heads, &specs);
+        // the two per-record lists reuse the buffers of the last record
+        let mut heads: Vec<Head<'_>> = std::mem::take(&mut self.heads);
+        heads.extend(rec.stack.iter().map(|t| grammar::parse_head(t)));
+        let mut specs = std::mem::take(&mut self.specs);
+        specs.extend(heads.iter().map(|h| lookup_stock(h.name)));
+        let out = self.resolve_stack(rec, pyprof, &heads, &specs);
+        heads.clear();
+        // an empty list of the same layout: collecting it in place keeps
+        // the allocation
+        self.heads = heads.into_iter().map(|_| Head::default()).collect();
+        specs.clear();
+        self.specs = specs;
+        out
+    }
+
+    /// [`State::resolve`] of a record with a stack, its heads and their
+    /// table rows.
+    fn resolve_stack(
+        &mut self,
+        rec: &Record<'_>,
+        pyprof: bool,
+        heads: &[Head<'_>],
+        specs: &[Option<&'static StockSpec>],
+    ) -> Option<StockRef> {
+        self.observe_conv(&rec.stack, heads, specs);
+        let mut found = find(&rec.stack, heads, specs);
         let bprop = rec.dir == "bprop";
         match &mut found.node {
             Some((_, name, Some(seq))) if bprop => {
                 if self.last_node.len() > 1024 {
                     self.last_node.clear();
                 }
-                self.last_node.insert(rec.tid, ((*name).to_owned(), *seq));
+                // the entry's string is reused: no allocation per kernel
+                let e = self.last_node.entry(rec.tid).or_default();
+                e.0.clear();
+                e.0.push_str(name);
+                e.1 = *seq;
             }
             Some((_, name, seq @ None)) if bprop => {
                 *seq = self
@@ -405,20 +450,21 @@ impl State {
             _ => None,
         };
         let (source, spec, sized, marker_sizes): (Source, Option<&'static StockSpec>, bool, _) =
-            match (&borrowed, &found.anchor, &found.other) {
+            match (&borrowed, &mut found.anchor, &mut found.other) {
                 (Some(f), _, _) => {
                     let m = grammar::parse(&f.text);
                     let spec = lookup_stock(m.name);
                     (Source::Forward(Arc::clone(f)), spec, true, m.sizes)
                 }
+                // the sizes move out: the marker is not read again
                 (None, Some((i, spec, m)), _) => (
                     Source::Stack(*i),
                     Some(*spec),
                     has_shapes(m),
-                    m.sizes.clone(),
+                    m.sizes.take(),
                 ),
                 (None, None, Some((i, m))) => {
-                    (Source::Stack(*i), None, has_shapes(m), m.sizes.clone())
+                    (Source::Stack(*i), None, has_shapes(m), m.sizes.take())
                 }
                 (None, None, None) => (Source::None, None, false, None),
             };
@@ -434,11 +480,9 @@ impl State {
             let node = node.rsplit("::").next().unwrap_or(node);
             let trimmed = node.trim_end_matches(|c: char| c.is_ascii_digit());
             let stem = trimmed.strip_suffix("Backward").unwrap_or(trimmed);
-            Some(OpName::Node(Arc::from(if stem.is_empty() {
-                node
-            } else {
-                stem
-            })))
+            // shared: a run has few node names and many backward kernels
+            let stem = if stem.is_empty() { node } else { stem };
+            Some(OpName::Node(self.fwd.intern(stem).0))
         } else {
             found
                 .op
@@ -512,11 +556,10 @@ impl State {
                     ("op_id", id).hash(&mut h);
                     (h.finish(), true)
                 }
-                None => {
-                    let upto: Vec<&str> =
-                        rec.stack.iter().take(i + 1).map(|t| t.as_ref()).collect();
-                    (hash_of(&upto), false)
-                }
+                None => (
+                    hash_iter(rec.stack.iter().take(i + 1).map(|t| t.as_ref())),
+                    false,
+                ),
             },
             Source::Forward(f) => {
                 let node = found
@@ -525,10 +568,7 @@ impl State {
                     .map_or("", |t| t);
                 (hash_of(&[node, &f.text]), false)
             }
-            Source::None => {
-                let all: Vec<&str> = rec.stack.iter().map(|t| t.as_ref()).collect();
-                (hash_of(&all), false)
-            }
+            Source::None => (hash_iter(rec.stack.iter().map(|t| t.as_ref())), false),
         };
         let pos = self
             .instances

@@ -568,3 +568,28 @@ proptest! {
         }
     }
 }
+
+/// The instance key of a stack hashes its texts one by one; it must be
+/// the hash of the collected list (the key the costing was built with).
+#[test]
+fn instance_hash_without_collecting() {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let lists: [&[&str]; 4] = [
+        &[],
+        &["aten::linear, seq = 1"],
+        &["a", "", "aten::addmm, sizes = [[2, 3]]"],
+        &["ab", "c"],
+    ];
+    for list in lists {
+        let mut h = DefaultHasher::new();
+        list.to_vec().hash(&mut h);
+        assert_eq!(
+            super::hash_iter(list.iter().copied()),
+            h.finish(),
+            "{list:?}"
+        );
+        assert_eq!(super::hash_of(list), h.finish());
+    }
+    // the length is part of it: ["ab", "c"] and ["a", "bc"] differ
+    assert_ne!(super::hash_of(&["ab", "c"]), super::hash_of(&["a", "bc"]));
+}
