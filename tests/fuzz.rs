@@ -305,7 +305,10 @@ fn consume_profile(path: &Path, compat: bool) -> usize {
         &innermost,
     );
     let mut n = 0;
-    let _ = build::build(&trace, &enclosing, BuildOptions { compat }, |recs| {
+    let _ = build::build(&trace, &enclosing, BuildOptions {
+            compat,
+            ..BuildOptions::default()
+        }, |recs| {
         n += recs.len();
         consume_records(recs, compat);
         Ok(())

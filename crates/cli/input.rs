@@ -300,6 +300,7 @@ pub fn for_each_chunk_reading(
                 &enclosing,
                 BuildOptions {
                     compat: opts.compat,
+                    ..BuildOptions::default()
                 },
                 |records| match each(records, &info) {
                     Ok(()) => {

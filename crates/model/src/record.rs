@@ -29,6 +29,11 @@ use crate::pylit::{self, Value};
 /// line).
 pub const DICT_VERSION: u32 = 2;
 
+/// Minor version of the JSON Lines format: keys added within
+/// [`DICT_VERSION`] that older readers ignore (1: `stackRuns`, `stackCut`,
+/// `stackCutBytes`).
+pub const DICT_MINOR: u32 = 1;
+
 /// The sidecar of a record file `path`: `path` + `.meta.json`.
 pub fn sidecar_path(path: &std::path::Path) -> std::path::PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -70,6 +75,10 @@ pub struct Header {
     pub rprof: String,
     /// Format version ([`DICT_VERSION`]).
     pub version: u32,
+    /// Minor version ([`DICT_MINOR`]; 0 when absent, as in files written
+    /// before it existed).
+    #[serde(default)]
+    pub minor: u32,
     /// `nsys`, `nvprof` or `kineto`.
     pub source: String,
     /// Producer and schema version of the input, when the file said.
@@ -223,6 +232,18 @@ pub struct Record<'a> {
     /// in the default domain.
     #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub domains: Vec<Cow<'a, str>>,
+    /// Repeat count of each `stack` entry (`[]` when every count is 1):
+    /// consecutive equal ranges written once (`--stack runs`). Readers
+    /// expand them back ([`read_line`]), so a record read holds `[]`.
+    #[serde(rename = "stackRuns", default)]
+    pub stack_runs: Vec<i64>,
+    /// Enclosing ranges `stack` leaves out (`--stack inner|none`, or beyond
+    /// `--stack-bytes`).
+    #[serde(rename = "stackCut", default)]
+    pub stack_cut: i64,
+    /// Bytes of range text `stack` leaves out (clipped tails included).
+    #[serde(rename = "stackCutBytes", default)]
+    pub stack_cut_bytes: i64,
     /// True when the kernel ended no later than it started (kept, duration 0).
     #[serde(rename = "badTime", default)]
     pub bad_time: bool,
@@ -353,6 +374,9 @@ impl Record<'_> {
             cc_minor: self.cc_minor,
             stack: own_v(self.stack),
             domains: own_v(self.domains),
+            stack_runs: self.stack_runs,
+            stack_cut: self.stack_cut,
+            stack_cut_bytes: self.stack_cut_bytes,
             bad_time: self.bad_time,
             kineto_blocks_per_sm: self.kineto_blocks_per_sm,
             kineto_warps_per_sm: self.kineto_warps_per_sm,
@@ -430,6 +454,11 @@ impl Record<'_> {
         w.opt_int("ccMinor", self.cc_minor);
         w.key_strs("stack", &self.stack);
         w.key_strs("domains", &self.domains);
+        w.key_ints("stackRuns", &self.stack_runs);
+        w.raw(",\"stackCut\":");
+        w.int(self.stack_cut);
+        w.raw(",\"stackCutBytes\":");
+        w.int(self.stack_cut_bytes);
         w.raw(if self.bad_time {
             ",\"badTime\":true"
         } else {
@@ -765,7 +794,11 @@ pub fn read_line(line: &str) -> Result<Line<'_>, String> {
             }
             return Ok(Line::Header(h));
         }
-        let r: Record<'_> = serde_json::from_str(t).map_err(|e| e.to_string())?;
+        let mut r: Record<'_> = serde_json::from_str(t).map_err(|e| e.to_string())?;
+        if !r.stack_runs.is_empty() {
+            let runs = std::mem::take(&mut r.stack_runs);
+            crate::stack_form::expand_runs(&mut r.stack, &mut r.domains, &runs)?;
+        }
         return Ok(Line::Record(Box::new(r)));
     }
     if t.starts_with('{') {
