@@ -305,14 +305,19 @@ fn consume_profile(path: &Path, compat: bool) -> usize {
         &innermost,
     );
     let mut n = 0;
-    let _ = build::build(&trace, &enclosing, BuildOptions {
+    let _ = build::build(
+        &trace,
+        &enclosing,
+        BuildOptions {
             compat,
             ..BuildOptions::default()
-        }, |recs| {
-        n += recs.len();
-        consume_records(recs, compat);
-        Ok(())
-    });
+        },
+        |recs| {
+            n += recs.len();
+            consume_records(recs, compat);
+            Ok(())
+        },
+    );
     n
 }
 

@@ -922,6 +922,9 @@ mod tests {
                 cc_minor: opts[7],
                 stack: lists[7].clone(),
                 domains: lists[0].clone(),
+                stack_runs: ints[2..4].to_vec(),
+                stack_cut: ints[4],
+                stack_cut_bytes: ints[5],
                 bad_time: flags[1],
                 kineto_blocks_per_sm: opts[3].map(|x| x as f64 / 7.0),
                 kineto_warps_per_sm: opts[4].map(|x| x as f64 * 1e-300),
@@ -933,6 +936,29 @@ mod tests {
             theirs.push(b'\n');
             proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
         }
+    }
+
+    #[test]
+    fn stack_runs_are_expanded_on_reading() {
+        let mut r = Record {
+            stack: vec!["a".into(), "b".into()],
+            domains: vec!["".into(), "d".into()],
+            stack_runs: vec![2, 3],
+            ..Record::default()
+        };
+        let mut line = Vec::new();
+        r.write_json(&mut line);
+        let Line::Record(back) = read_line(std::str::from_utf8(&line).unwrap()).unwrap() else {
+            panic!("not a record")
+        };
+        assert_eq!(back.stack, vec!["a", "a", "b", "b", "b"]);
+        assert_eq!(back.domains, vec!["", "", "d", "d", "d"]);
+        assert!(back.stack_runs.is_empty());
+        // counts that do not match the entries are an error, not a guess
+        r.stack_runs = vec![1];
+        line.clear();
+        r.write_json(&mut line);
+        assert!(read_line(std::str::from_utf8(&line).unwrap()).is_err());
     }
 
     #[test]
