@@ -315,7 +315,7 @@ fn consume_profile(path: &Path, compat: bool) -> usize {
         |recs| {
             n += recs.len();
             consume_records(recs, compat);
-            Ok(())
+            rprof_trace::Result::Ok(())
         },
     );
     n
@@ -546,7 +546,7 @@ fn record_seeds() -> Vec<Vec<u8>> {
             r.write_json(&mut buf);
             seeds.push(buf);
         }
-        Ok(())
+        rprof_trace::Result::Ok(())
     })
     .expect("fixture builds");
     seeds

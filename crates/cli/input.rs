@@ -288,7 +288,6 @@ pub fn for_each_chunk_reading(
                 memops: opts.memops.then(|| trace.memops.clone()),
             };
             // the callback's own error (a closed pipe, say) is kept as is
-            let mut failed: Option<anyhow::Error> = None;
             let phase = Phase::bar(
                 progress::enabled(opts.quiet, opts.streams),
                 trace.kernels.len() as u64,
@@ -302,25 +301,13 @@ pub fn for_each_chunk_reading(
                     compat: opts.compat,
                     ..BuildOptions::default()
                 },
-                |records| match each(records, &info) {
-                    Ok(()) => {
-                        phase.inc(records.len() as u64);
-                        Ok(())
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        Err(rprof_trace::Error::Record {
-                            source_name: info.name.clone(),
-                            line: 0,
-                            detail: "stopped".into(),
-                        })
-                    }
+                |records| {
+                    each(records, &info)?;
+                    phase.inc(records.len() as u64);
+                    anyhow::Ok(())
                 },
             );
             drop(phase);
-            if let Some(e) = failed {
-                return Err(e);
-            }
             let stats = stats?;
             if !opts.quiet {
                 parse_summary_reading(&trace, &stats, ranges);

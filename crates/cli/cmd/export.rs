@@ -650,7 +650,6 @@ fn one(
     // kernels, with the models' numbers, in start order
     let mut models = Models::new();
     let mut idx = 0u64;
-    let mut failed: Option<anyhow::Error> = None;
     let built = build::build(trace, enclosing, BuildOptions::default(), |recs| {
         phase.inc(recs.len() as u64);
         let resolved = models.resolve(recs);
@@ -722,18 +721,8 @@ fn one(
             }
             Ok(())
         };
-        write().map_err(|e| {
-            failed = Some(anyhow::Error::new(e).context(format!("writing {out_name}")));
-            rprof_trace::Error::Record {
-                source_name: out_name.to_owned(),
-                line: 0,
-                detail: "stopped".into(),
-            }
-        })
+        write().with_context(|| format!("writing {out_name}"))
     });
-    if let Some(e) = failed {
-        return Err(e);
-    }
     built?;
     utilization(w, trace, &t, rank, ids, window).with_context(|| format!("writing {out_name}"))?;
     ids.flow_base = first_memop_flow + trace.memops.len() as u64;

@@ -100,7 +100,6 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let mut w = out::create(args.output.as_deref(), &[given, path])?;
     let progress = Phase::bar(on, trace.kernels.len() as u64, "writing records", false);
     let format = args.format;
-    let mut write_error: Option<std::io::Error> = None;
     let built = build::build(
         &trace,
         &enclosing,
@@ -112,23 +111,13 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             // a few hundred records at a time: the bytes held before they
             // are written stay bounded however long the records are
             for part in records.chunks(256).flat_map(|sub| serialize(sub, format)) {
-                w.write_all(&part).map_err(|e| {
-                    write_error = Some(e);
-                    rprof_trace::Error::Record {
-                        source_name: String::new(),
-                        line: 0,
-                        detail: "stopped".into(),
-                    }
-                })?;
+                w.write_all(&part)?;
             }
             progress.inc(records.len() as u64);
-            Ok(())
+            anyhow::Ok(())
         },
     );
     drop(progress);
-    if let Some(e) = write_error {
-        return Err(e.into());
-    }
     let built = built?;
     w.finish()?;
     if let (Some(p), Format::Json) = (to_file, args.format) {
@@ -185,7 +174,6 @@ fn parquet(
         "writing Parquet records",
         false,
     );
-    let mut failed: Option<anyhow::Error> = None;
     let built = build::build(
         trace,
         enclosing,
@@ -194,22 +182,14 @@ fn parquet(
             stack: args.stack.form(args.stack_bytes),
         },
         |records| {
-            if let Err(e) = table.write(rprof_report::records::columns(records)) {
-                failed = Some(anyhow::Error::new(e).context(format!("writing {out_name}")));
-                return Err(rprof_trace::Error::Record {
-                    source_name: out_name.clone(),
-                    line: 0,
-                    detail: "stopped".into(),
-                });
-            }
+            table
+                .write(rprof_report::records::columns(records))
+                .with_context(|| format!("writing {out_name}"))?;
             progress.inc(records.len() as u64);
-            Ok(())
+            anyhow::Ok(())
         },
     );
     drop(progress);
-    if let Some(e) = failed {
-        return Err(e);
-    }
     let built = built?;
     let out = table
         .finish()

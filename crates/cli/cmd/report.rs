@@ -191,20 +191,12 @@ fn one_profile(
     timing.lap("timeline sections");
     let mut builder = PageBuilder::new(trace.devices.clone());
     let mut models = Models::new();
-    let stats = build::build(
-        &trace,
-        &enclosing,
-        BuildOptions {
-            compat: false,
-            ..BuildOptions::default()
-        },
-        |recs| {
-            let resolved = models.resolve(recs);
-            let est = model::estimate(recs, &resolved);
-            builder.add(recs, &est);
-            Ok(())
-        },
-    )?;
+    let stats = build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
+        let resolved = models.resolve(recs);
+        let est = model::estimate(recs, &resolved);
+        builder.add(recs, &est);
+        anyhow::Ok(())
+    })?;
     timing.lap("records and op models");
     if !quiet {
         crate::diag::print(&said);

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use crate::attribute::Enclosing;
 use crate::demangle;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::markers::{self, Classified};
 use crate::model::{Kernel, Source, Trace};
 use crate::record::Record;
@@ -131,12 +131,18 @@ fn names(trace: &Trace, compat: bool) -> HashMap<(StrRef, Option<StrRef>), Names
 
 /// Build every record, in PyProf's order, and hand them to `emit` a chunk
 /// at a time.
-pub fn build(
+///
+/// `emit` is the sink, and its error type `E` is the consumer's own (an
+/// `io::Error` of a writer, an `anyhow::Error`, …): the first error it
+/// returns stops the build and is returned as it is. The build's own
+/// errors (PyProf's aborts under `--compat`) become an `E` through
+/// `From<Error>`.
+pub fn build<E: From<Error>>(
     trace: &Trace,
     enclosing: &Enclosing,
     opts: BuildOptions,
-    mut emit: impl FnMut(&[Record<'_>]) -> Result<()>,
-) -> Result<BuildStats> {
+    mut emit: impl FnMut(&[Record<'_>]) -> std::result::Result<(), E>,
+) -> std::result::Result<BuildStats, E> {
     let compat = opts.compat;
     let path = trace.path.clone();
     let names = names(trace, compat);
@@ -149,7 +155,8 @@ pub fn build(
             return Err(Error::CompatAbort {
                 path,
                 detail: format!("kernel name {} is not a valid mangled name", n.long),
-            });
+            }
+            .into());
         }
         if let Some(k) = trace.kernels.iter().find(|k| k.end_ns <= k.start_ns) {
             return Err(Error::CompatAbort {
@@ -160,7 +167,8 @@ pub fn build(
                     k.end_ns,
                     k.start_ns
                 ),
-            });
+            }
+            .into());
         }
     }
     let mut stats = BuildStats {

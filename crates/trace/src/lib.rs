@@ -12,7 +12,7 @@
 //!     for r in records {
 //!         r.write_json(&mut out);
 //!     }
-//!     Ok(())
+//!     rprof_trace::Result::Ok(())
 //! })?;
 //! # Ok(()) }
 //! ```
