@@ -239,3 +239,31 @@ fn hostile_runs_are_refused_with_one_line() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("stackRuns"), "{err}");
 }
+
+#[test]
+fn one_huge_range_text_is_clipped_and_counted() {
+    // the case in small (the nsys reader refuses texts above 1 MiB):
+    // one range of a million bytes of text around 40 kernels was 40 copies
+    // of it; the default keeps 64 KiB of range text per line
+    let dir = tempfile::tempdir().unwrap();
+    let huge = "x".repeat(1_000_000);
+    let mut s = rprof_testkit::nesting::nested(40, &|_| "inner".to_owned());
+    s.ranges
+        .push(rprof_testkit::SynthRange::push(&huge, 0, 10_000_000_000));
+    let p = dir.path().join("huge.sqlite");
+    s.write_nsys(&p).unwrap();
+    let out = dir.path().join("r.jsonl");
+    let size = parse(&p, &out, &["--stack", "full"]);
+    assert!(size < 40 * (65_536 + 2_048), "{size} bytes");
+    for r in records(&out) {
+        let stack = r["stack"].as_array().unwrap();
+        let kept: usize = stack.iter().map(|s| s.as_str().unwrap().len()).sum();
+        assert_eq!(kept, 65_536);
+        // the huge range is outermost: clipped, not left out
+        assert_eq!(r["stackCut"], 0);
+        assert_eq!(
+            r["stackCutBytes"].as_u64().unwrap() as usize,
+            huge.len() + "inner".len() * (stack.len() - 1) - kept
+        );
+    }
+}
