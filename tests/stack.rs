@@ -247,7 +247,7 @@ fn one_huge_range_text_is_clipped_and_counted() {
     // of it; the default keeps 64 KiB of range text per line
     let dir = tempfile::tempdir().unwrap();
     let huge = "x".repeat(1_000_000);
-    let mut s = rprof_testkit::nesting::nested(40, &|_| "inner".to_owned());
+    let mut s = rprof_testkit::nesting::nested(40, |_| "inner".to_owned());
     s.ranges
         .push(rprof_testkit::SynthRange::push(&huge, 0, 10_000_000_000));
     let p = dir.path().join("huge.sqlite");
