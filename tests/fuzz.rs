@@ -305,11 +305,19 @@ fn consume_profile(path: &Path, compat: bool) -> usize {
         &innermost,
     );
     let mut n = 0;
-    let _ = build::build(&trace, &enclosing, BuildOptions { compat }, |recs| {
-        n += recs.len();
-        consume_records(recs, compat);
-        rprof_trace::Result::Ok(())
-    });
+    let _ = build::build(
+        &trace,
+        &enclosing,
+        BuildOptions {
+            compat,
+            ..BuildOptions::default()
+        },
+        |recs| {
+            n += recs.len();
+            consume_records(recs, compat);
+            rprof_trace::Result::Ok(())
+        },
+    );
     n
 }
 

@@ -24,6 +24,7 @@ mod records;
 mod report;
 mod snapshots;
 mod speed;
+mod stack;
 mod stats;
 mod stock;
 mod summary;

@@ -70,6 +70,36 @@ pub enum Format {
     Parquet,
 }
 
+/// `rprof parse --stack`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StackArg {
+    /// Every enclosing range, outermost first, repeats included (schema 2.0).
+    Full,
+    /// Every enclosing range, consecutive repeats written once with their
+    /// count in `stackRuns` (readers expand them back).
+    Runs,
+    /// Only the innermost range (what `summary --by nvtx` groups by).
+    Inner,
+    /// No range (`stackCut` still gives the depth).
+    None,
+}
+
+impl StackArg {
+    /// The builder's form of this choice, bounded to `max_bytes`.
+    pub fn form(self, max_bytes: usize) -> rprof_trace::stack_form::StackForm {
+        use rprof_trace::stack_form::{StackForm, StackMode};
+        StackForm {
+            mode: match self {
+                StackArg::Full => StackMode::Full,
+                StackArg::Runs => StackMode::Runs,
+                StackArg::Inner => StackMode::Inner,
+                StackArg::None => StackMode::None,
+            },
+            max_bytes,
+        }
+    }
+}
+
 /// Read a profile and write one record per GPU kernel, in kernel start order.
 ///
 /// Reads Nsight Systems SQLite exports (2020.4 to 2026.x) and nvprof
@@ -97,6 +127,18 @@ pub struct ParseArgs {
     /// errors: exit 1 instead of skipping or keeping them.
     #[arg(long)]
     pub strict: bool,
+
+    /// Which enclosing ranges each record's `stack` carries (JSON Lines and
+    /// Parquet; docs/records.md). `stackCut` and `stackCutBytes` count what
+    /// a record leaves out.
+    #[arg(long, value_enum, default_value_t = StackArg::Runs)]
+    pub stack: StackArg,
+
+    /// Most bytes of range text one record's `stack` carries: ranges kept
+    /// from the innermost outward, the first that does not fit clipped, the
+    /// rest left out and counted (`stackCut`, `stackCutBytes`). 0: no bound.
+    #[arg(long, value_name = "BYTES", default_value_t = 65536)]
+    pub stack_bytes: usize,
 
     /// No summary or progress on stderr.
     #[arg(short, long)]

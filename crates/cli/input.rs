@@ -326,6 +326,7 @@ pub fn for_each_chunk_reading(
                 &enclosing,
                 BuildOptions {
                     compat: opts.compat,
+                    ..BuildOptions::default()
                 },
                 |records| {
                     each(records, &info)?;

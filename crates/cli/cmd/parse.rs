@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use rayon::prelude::*;
 use rprof_trace::build::{self, BuildOptions};
 use rprof_trace::read::{self, ReadOptions};
-use rprof_trace::record::{DICT_VERSION, Header};
+use rprof_trace::record::{DICT_MINOR, DICT_VERSION, Header};
 use rprof_trace::{attribute, record::Record};
 
 use crate::args::{Format, ParseArgs};
@@ -88,6 +88,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let header = Header {
         rprof: "dict".into(),
         version: DICT_VERSION,
+        minor: DICT_MINOR,
         source: trace.source.as_str().into(),
         producer: trace.producer.clone(),
         compat: args.compat,
@@ -104,6 +105,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         &enclosing,
         BuildOptions {
             compat: args.compat,
+            stack: args.stack.form(args.stack_bytes),
         },
         |records| {
             // a few hundred records at a time: the bytes held before they
@@ -177,6 +179,7 @@ fn parquet(
         enclosing,
         BuildOptions {
             compat: args.compat,
+            stack: args.stack.form(args.stack_bytes),
         },
         |records| {
             table

@@ -205,7 +205,7 @@ fn one_profile(
         "building records and op models",
         false,
     );
-    let stats = build::build(&trace, &enclosing, BuildOptions { compat: false }, |recs| {
+    let stats = build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
         records.inc(recs.len() as u64);
         let resolved = models.resolve(recs);
         let est = model::estimate(recs, &resolved);

@@ -29,6 +29,7 @@ pub mod markers;
 pub mod mempool;
 pub mod pylit;
 pub mod record;
+pub mod stack_form;
 pub mod stats;
 pub mod stats_data;
 pub mod stock;

@@ -29,6 +29,11 @@ use crate::pylit::{self, Value};
 /// line).
 pub const DICT_VERSION: u32 = 2;
 
+/// Minor version of the JSON Lines format: keys added within
+/// [`DICT_VERSION`] that older readers ignore (1: `stackRuns`, `stackCut`,
+/// `stackCutBytes`).
+pub const DICT_MINOR: u32 = 1;
+
 /// The sidecar of a record file `path`: `path` + `.meta.json`.
 pub fn sidecar_path(path: &std::path::Path) -> std::path::PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -70,6 +75,10 @@ pub struct Header {
     pub rprof: String,
     /// Format version ([`DICT_VERSION`]).
     pub version: u32,
+    /// Minor version ([`DICT_MINOR`]; 0 when absent, as in files written
+    /// before it existed).
+    #[serde(default)]
+    pub minor: u32,
     /// `nsys`, `nvprof` or `kineto`.
     pub source: String,
     /// Producer and schema version of the input, when the file said.
@@ -223,6 +232,18 @@ pub struct Record<'a> {
     /// in the default domain.
     #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub domains: Vec<Cow<'a, str>>,
+    /// Repeat count of each `stack` entry (`[]` when every count is 1):
+    /// consecutive equal ranges written once (`--stack runs`). Readers
+    /// expand them back ([`read_line`]), so a record read holds `[]`.
+    #[serde(rename = "stackRuns", default)]
+    pub stack_runs: Vec<i64>,
+    /// Enclosing ranges `stack` leaves out (`--stack inner|none`, or beyond
+    /// `--stack-bytes`).
+    #[serde(rename = "stackCut", default)]
+    pub stack_cut: i64,
+    /// Bytes of range text `stack` leaves out (clipped tails included).
+    #[serde(rename = "stackCutBytes", default)]
+    pub stack_cut_bytes: i64,
     /// True when the kernel ended no later than it started (kept, duration 0).
     #[serde(rename = "badTime", default)]
     pub bad_time: bool,
@@ -353,6 +374,9 @@ impl Record<'_> {
             cc_minor: self.cc_minor,
             stack: own_v(self.stack),
             domains: own_v(self.domains),
+            stack_runs: self.stack_runs,
+            stack_cut: self.stack_cut,
+            stack_cut_bytes: self.stack_cut_bytes,
             bad_time: self.bad_time,
             kineto_blocks_per_sm: self.kineto_blocks_per_sm,
             kineto_warps_per_sm: self.kineto_warps_per_sm,
@@ -430,6 +454,11 @@ impl Record<'_> {
         w.opt_int("ccMinor", self.cc_minor);
         w.key_strs("stack", &self.stack);
         w.key_strs("domains", &self.domains);
+        w.key_ints("stackRuns", &self.stack_runs);
+        w.raw(",\"stackCut\":");
+        w.int(self.stack_cut);
+        w.raw(",\"stackCutBytes\":");
+        w.int(self.stack_cut_bytes);
         w.raw(if self.bad_time {
             ",\"badTime\":true"
         } else {
@@ -765,7 +794,11 @@ pub fn read_line(line: &str) -> Result<Line<'_>, String> {
             }
             return Ok(Line::Header(h));
         }
-        let r: Record<'_> = serde_json::from_str(t).map_err(|e| e.to_string())?;
+        let mut r: Record<'_> = serde_json::from_str(t).map_err(|e| e.to_string())?;
+        if !r.stack_runs.is_empty() {
+            let runs = std::mem::take(&mut r.stack_runs);
+            crate::stack_form::expand_runs(&mut r.stack, &mut r.domains, &runs)?;
+        }
         return Ok(Line::Record(Box::new(r)));
     }
     if t.starts_with('{') {
@@ -889,6 +922,9 @@ mod tests {
                 cc_minor: opts[7],
                 stack: lists[7].clone(),
                 domains: lists[0].clone(),
+                stack_runs: ints[2..4].to_vec(),
+                stack_cut: ints[4],
+                stack_cut_bytes: ints[5],
                 bad_time: flags[1],
                 kineto_blocks_per_sm: opts[3].map(|x| x as f64 / 7.0),
                 kineto_warps_per_sm: opts[4].map(|x| x as f64 * 1e-300),
@@ -900,6 +936,29 @@ mod tests {
             theirs.push(b'\n');
             proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
         }
+    }
+
+    #[test]
+    fn stack_runs_are_expanded_on_reading() {
+        let mut r = Record {
+            stack: vec!["a".into(), "b".into()],
+            domains: vec!["".into(), "d".into()],
+            stack_runs: vec![2, 3],
+            ..Record::default()
+        };
+        let mut line = Vec::new();
+        r.write_json(&mut line);
+        let Line::Record(back) = read_line(std::str::from_utf8(&line).unwrap()).unwrap() else {
+            panic!("not a record")
+        };
+        assert_eq!(back.stack, vec!["a", "a", "b", "b", "b"]);
+        assert_eq!(back.domains, vec!["", "", "d", "d", "d"]);
+        assert!(back.stack_runs.is_empty());
+        // counts that do not match the entries are an error, not a guess
+        r.stack_runs = vec![1];
+        line.clear();
+        r.write_json(&mut line);
+        assert!(read_line(std::str::from_utf8(&line).unwrap()).is_err());
     }
 
     #[test]

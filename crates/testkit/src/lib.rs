@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod mem;
+pub mod nesting;
 pub mod stats;
 
 use std::collections::HashMap;

@@ -31,6 +31,9 @@ pub const STACK_BUDGET: usize = 1 << 20;
 pub struct BuildOptions {
     /// Reproduce apex.pyprof.
     pub compat: bool,
+    /// How much of the enclosing ranges each record carries (default: all,
+    /// as the commands reading a profile directly need).
+    pub stack: crate::stack_form::StackForm,
 }
 
 /// What happened, for the stderr summary.
@@ -278,7 +281,7 @@ pub fn build<E: From<Error>>(
                     stats.without_range += 1;
                 }
             }
-            records.push(record(trace, enclosing, k, &names, c, ids, compat));
+            records.push(record(trace, enclosing, k, &names, c, ids, opts));
         }
         stats.records += records.len() as u64;
         emit(&records)?;
@@ -293,8 +296,9 @@ fn record<'t>(
     names: &'t HashMap<(StrRef, Option<StrRef>), Names>,
     c: Classified<'t>,
     ids: crate::sequence::SeqIds,
-    compat: bool,
+    opts: BuildOptions,
 ) -> Record<'t> {
+    let compat = opts.compat;
     let key = (k.name, if compat { None } else { k.mangled });
     let (long, short) = names
         .get(&key)
@@ -333,6 +337,7 @@ fn record<'t>(
         }
         None => (Vec::new(), Vec::new()),
     };
+    let shaped = opts.stack.shape(stack, domains);
     let (mut layer, mut trace_frames) = (c.layer, c.trace);
     if let Some(li) = k.launch.filter(|_| trace.source == Source::Kineto) {
         // the PyTorch profiler's own module path and Python stack, from the
@@ -413,8 +418,11 @@ fn record<'t>(
         sm_count: dev.and_then(|d| d.sm_count),
         cc_major: dev.and_then(|d| d.cc_major),
         cc_minor: dev.and_then(|d| d.cc_minor),
-        stack,
-        domains,
+        stack: shaped.stack,
+        domains: shaped.domains,
+        stack_runs: shaped.runs,
+        stack_cut: shaped.cut,
+        stack_cut_bytes: shaped.cut_bytes,
         bad_time: k.end_ns <= k.start_ns,
         kineto_blocks_per_sm: k.kineto.as_ref().and_then(|x| x.blocks_per_sm),
         kineto_warps_per_sm: k.kineto.as_ref().and_then(|x| x.warps_per_sm),

@@ -29,6 +29,6 @@ pub mod sequence;
 // rprof-model, which has no I/O; re-exported so that `rprof_trace::model::…`
 // and friends keep working for the readers and the binary.
 pub use rprof_model::trace as model;
-pub use rprof_model::{FastMap, FastSet, markers, pylit, record, stock, strings};
+pub use rprof_model::{FastMap, FastSet, markers, pylit, record, stack_form, stock, strings};
 
 pub use error::{Error, Result};
