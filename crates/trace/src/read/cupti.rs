@@ -23,6 +23,32 @@ pub(crate) fn int_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option
     })
 }
 
+/// Run `sql` (a query on `table`) and map each row: `Ok(Some(x))` keeps
+/// `x`, `Ok(None)` skips the row and counts it. Returns the kept rows and
+/// the count of skipped ones; an SQLite error names the table.
+pub(crate) fn collect_rows<T>(
+    db: &Db,
+    sql: &str,
+    table: &str,
+    mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
+) -> Result<(Vec<T>, u64)> {
+    let mut out = Vec::new();
+    let mut skipped = 0u64;
+    let mut run = || -> rusqlite::Result<()> {
+        let mut st = db.conn.prepare(sql)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            match row(r)? {
+                Some(x) => out.push(x),
+                None => skipped += 1,
+            }
+        }
+        Ok(())
+    };
+    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    Ok((out, skipped))
+}
+
 /// `copyKind` names (ENUM_CUDA_MEMCPY_OPER; CUPTI uses the same numbers).
 pub(crate) fn copy_kind(kind: Option<i64>) -> &'static str {
     match kind {
@@ -81,57 +107,50 @@ pub(crate) fn read_memop_tables(
             &["start", "end"],
         )?;
         let sql = format!("SELECT {list} FROM \"{table}\"");
-        let mut skipped = 0u64;
-        let mut run = || -> rusqlite::Result<()> {
-            let mut st = db.conn.prepare(&sql)?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                let int = |i: usize| int_at(r, i);
-                let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
-                    skipped += 1;
-                    continue;
-                };
-                let label = if *is_copy {
-                    copy_kind(int(7)?)
-                } else {
-                    "Memset"
-                };
-                let name = *names.entry(label).or_insert_with(|| strings.push(label));
-                let (kind, src_mem, dst_mem) = if *is_copy {
-                    (
-                        MemKind::Copy(CopyKind::from_code(int(7)?)),
-                        mem_kind(int(8)?),
-                        mem_kind(int(9)?),
-                    )
-                } else {
-                    (
-                        MemKind::Set,
-                        mem_kind(int(10)?.or(int(11)?)),
-                        MemoryKind::Unknown,
-                    )
-                };
-                let gpid = int(5)?;
-                out.push((
-                    MemOp {
-                        start_ns: start,
-                        end_ns: end,
-                        device: int(2)?.unwrap_or(0),
-                        stream: int(3)?.unwrap_or(0),
-                        correlation: int(4)?.unwrap_or(-1),
-                        bytes: int(6)?,
-                        name,
-                        launch: None,
-                        kind,
-                        src_mem,
-                        dst_mem,
-                        pid: gpid.map(|g| crate::model::nsys_pid(g as u64)),
-                    },
-                    gpid.unwrap_or(0) as u64,
-                ));
-            }
-            Ok(())
-        };
-        run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+        let (rows, skipped) = collect_rows(db, &sql, table, |r| {
+            let int = |i: usize| int_at(r, i);
+            let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+                return Ok(None);
+            };
+            let label = if *is_copy {
+                copy_kind(int(7)?)
+            } else {
+                "Memset"
+            };
+            let name = *names.entry(label).or_insert_with(|| strings.push(label));
+            let (kind, src_mem, dst_mem) = if *is_copy {
+                (
+                    MemKind::Copy(CopyKind::from_code(int(7)?)),
+                    mem_kind(int(8)?),
+                    mem_kind(int(9)?),
+                )
+            } else {
+                (
+                    MemKind::Set,
+                    mem_kind(int(10)?.or(int(11)?)),
+                    MemoryKind::Unknown,
+                )
+            };
+            let gpid = int(5)?;
+            Ok(Some((
+                MemOp {
+                    start_ns: start,
+                    end_ns: end,
+                    device: int(2)?.unwrap_or(0),
+                    stream: int(3)?.unwrap_or(0),
+                    correlation: int(4)?.unwrap_or(-1),
+                    bytes: int(6)?,
+                    name,
+                    launch: None,
+                    kind,
+                    src_mem,
+                    dst_mem,
+                    pid: gpid.map(|g| crate::model::nsys_pid(g as u64)),
+                },
+                gpid.unwrap_or(0) as u64,
+            )))
+        })?;
+        out.extend(rows);
         if skipped > 0 {
             notes.push(skipped_note(skipped, table));
         }
@@ -162,30 +181,21 @@ pub(crate) fn read_syncs(db: &Db, table: &str, notes: &mut Vec<String>) -> Resul
         &["start", "end"],
     )?;
     let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
-    let mut out = Vec::new();
-    let mut skipped = 0u64;
-    let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(&sql)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let int = |i: usize| int_at(r, i);
-            let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
-                skipped += 1;
-                continue;
-            };
-            out.push(SyncEvent {
-                start_ns: start,
-                end_ns: end,
-                device: int(2)?,
-                stream: int(3)?,
-                correlation: int(4)?,
-                pid: int(5)?.map(|g| crate::model::nsys_pid(g as u64)),
-                kind: SyncKind::from_code(int(6)?.or(int(7)?)),
-            });
-        }
-        Ok(())
-    };
-    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    let (out, skipped) = collect_rows(db, &sql, table, |r| {
+        let int = |i: usize| int_at(r, i);
+        let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+            return Ok(None);
+        };
+        Ok(Some(SyncEvent {
+            start_ns: start,
+            end_ns: end,
+            device: int(2)?,
+            stream: int(3)?,
+            correlation: int(4)?,
+            pid: int(5)?.map(|g| crate::model::nsys_pid(g as u64)),
+            kind: SyncKind::from_code(int(6)?.or(int(7)?)),
+        }))
+    })?;
     if skipped > 0 {
         notes.push(skipped_note(skipped, table));
     }

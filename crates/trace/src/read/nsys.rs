@@ -17,7 +17,7 @@ use crate::model::{
     Source, Trace, narrow,
 };
 use crate::read::ReadOptions;
-use crate::read::cupti::{int_at, read_memop_tables, read_syncs};
+use crate::read::cupti::{collect_rows, int_at, read_memop_tables, read_syncs};
 use crate::read::join::JoinIndex;
 use crate::read::sql::Db;
 use crate::strings::{StrPool, StrRef};
@@ -200,40 +200,30 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
         &["start", "bytes"],
     )?;
     let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
-    let mut out = Vec::new();
-    let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(&sql)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let int = |i: usize| int_at(r, i);
-            let (Some(ts), Some(bytes)) = (int(0)?, int(4)?) else {
-                stats.mem_events_skipped += 1;
-                continue;
-            };
-            let sign = match int(5)? {
-                Some(0) => 1,
-                Some(1) => -1,
-                _ => {
-                    stats.mem_events_skipped += 1;
-                    continue;
-                }
-            };
-            out.push(MemEvent {
-                ts_ns: ts,
-                device_type: MemDevice::Cuda,
-                device: int(2)?.unwrap_or(0),
-                thread: None,
-                pid: int(1)?.map(|g| crate::model::nsys_pid(g as u64)),
-                addr: int(3)?.map(|a| a as u64),
-                bytes: sign * bytes.abs(),
-                total_allocated: None,
-                total_reserved: None,
-                correlation: int(6)?,
-            });
-        }
-        Ok(())
-    };
-    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    let (out, skipped) = collect_rows(db, &sql, table, |r| {
+        let int = |i: usize| int_at(r, i);
+        let (Some(ts), Some(bytes)) = (int(0)?, int(4)?) else {
+            return Ok(None);
+        };
+        let sign = match int(5)? {
+            Some(0) => 1,
+            Some(1) => -1,
+            _ => return Ok(None),
+        };
+        Ok(Some(MemEvent {
+            ts_ns: ts,
+            device_type: MemDevice::Cuda,
+            device: int(2)?.unwrap_or(0),
+            thread: None,
+            pid: int(1)?.map(|g| crate::model::nsys_pid(g as u64)),
+            addr: int(3)?.map(|a| a as u64),
+            bytes: sign * bytes.abs(),
+            total_allocated: None,
+            total_reserved: None,
+            correlation: int(6)?,
+        }))
+    })?;
+    stats.mem_events_skipped += skipped;
     stats.mem_events = out.len() as u64;
     Ok(out)
 }
@@ -260,35 +250,25 @@ fn read_mem_pools(db: &Db, table: &str) -> Result<(Vec<rprof_model::mempool::Mem
         &["start", "operationType"],
     )?;
     let sql = format!("SELECT {list} FROM \"{table}\" ORDER BY start, rowid");
-    let mut out = Vec::new();
-    let mut skipped = 0u64;
-    let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(&sql)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let int = |i: usize| int_at(r, i);
-            let (Some(ts), Some(op)) = (int(0)?, int(4)?) else {
-                skipped += 1;
-                continue;
-            };
-            out.push(MemPoolEvent {
-                ts_ns: ts,
-                pid: int(1)?.map(|g| crate::model::nsys_pid(g as u64)),
-                device: int(2)?.unwrap_or(0),
-                addr: int(3)?.map(|a| a as u64),
-                op: PoolOp::from_code(op),
-                pool_type: int(5)?,
-                correlation: int(6)?,
-                min_bytes_to_keep: int(7)?,
-                release_threshold: int(8)?,
-                size: int(9)?,
-                utilized: int(10)?,
-            });
-        }
-        Ok(())
-    };
-    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
-    Ok((out, skipped))
+    collect_rows(db, &sql, table, |r| {
+        let int = |i: usize| int_at(r, i);
+        let (Some(ts), Some(op)) = (int(0)?, int(4)?) else {
+            return Ok(None);
+        };
+        Ok(Some(MemPoolEvent {
+            ts_ns: ts,
+            pid: int(1)?.map(|g| crate::model::nsys_pid(g as u64)),
+            device: int(2)?.unwrap_or(0),
+            addr: int(3)?.map(|a| a as u64),
+            op: PoolOp::from_code(op),
+            pool_type: int(5)?,
+            correlation: int(6)?,
+            min_bytes_to_keep: int(7)?,
+            release_threshold: int(8)?,
+            size: int(9)?,
+            utilized: int(10)?,
+        }))
+    })
 }
 
 fn read_string_ids(db: &Db) -> Result<Vec<(i64, String)>> {
