@@ -1,9 +1,10 @@
 //! PyTorch profiler (Kineto) chrome traces: `*.pt.trace.json`, gzipped or
 //! not (trace-formats.md §5).
 //!
-//! The JSON is streamed: the `traceEvents` array is visited one event at a
-//! time and only what the trace model keeps is stored, so memory stays well
-//! under the decompressed size. Each event's top-level fields are captured
+//! The JSON is streamed on two threads: one splits the text into events
+//! (`kineto_split`) and parses each from its slice, the other builds the
+//! trace from them in order; only what the trace model keeps is stored, so
+//! memory stays well under the decompressed size. Each event's top-level fields are captured
 //! raw and interpreted leniently: an event with a field of the wrong type is
 //! skipped and counted, never fatal. Times are decimal microseconds and are
 //! converted to integer nanoseconds from their text, without floating-point
@@ -19,10 +20,12 @@
 
 use crate::{FastMap as HashMap, FastSet as HashSet};
 use std::fmt;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::kineto_split as split;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -49,17 +52,67 @@ struct Counts {
     kernel_not_x: u64,
 }
 
-/// The fields of one event that rprof looks at, as raw JSON text.
+/// The fields of one event that rprof looks at, as raw JSON text borrowed
+/// from the input.
 #[derive(Default)]
-struct RawEvent {
-    ph: Option<Box<RawValue>>,
-    cat: Option<Box<RawValue>>,
-    name: Option<Box<RawValue>>,
-    pid: Option<Box<RawValue>>,
-    tid: Option<Box<RawValue>>,
-    ts: Option<Box<RawValue>>,
-    dur: Option<Box<RawValue>>,
-    args: Option<Box<RawValue>>,
+struct RawEvent<'a> {
+    ph: Option<&'a str>,
+    cat: Option<&'a str>,
+    name: Option<&'a str>,
+    pid: Option<&'a str>,
+    tid: Option<&'a str>,
+    ts: Option<&'a str>,
+    dur: Option<&'a str>,
+    args: Option<&'a str>,
+}
+
+/// Where each field of a [`RawEvent`] lies in its batch of text: (start,
+/// end) byte offsets, (0, 0) when absent. The splitting thread hands these
+/// over rather than the fields themselves, so that nothing allocated per
+/// event crosses threads (freeing another thread's allocations was a fifth
+/// of the read's time).
+type Spans = [(usize, usize); 8];
+
+impl<'a> RawEvent<'a> {
+    fn fields(&self) -> [Option<&'a str>; 8] {
+        [
+            self.ph, self.cat, self.name, self.pid, self.tid, self.ts, self.dur, self.args,
+        ]
+    }
+
+    /// The offsets of the fields in `batch`, which they borrow from.
+    fn spans(&self, batch: &[u8]) -> Spans {
+        let base = batch.as_ptr() as usize;
+        let mut out = [(0, 0); 8];
+        for (slot, f) in out.iter_mut().zip(self.fields()) {
+            if let Some(f) = f {
+                let start = f.as_ptr() as usize - base;
+                *slot = (start, start + f.len());
+            }
+        }
+        out
+    }
+
+    /// The event whose fields lie at `spans` in `batch`.
+    fn at(batch: &'a [u8], spans: &Spans) -> Self {
+        let f = |i: usize| {
+            let (a, b) = spans[i];
+            if b == 0 {
+                return None;
+            }
+            batch.get(a..b).and_then(|t| std::str::from_utf8(t).ok())
+        };
+        RawEvent {
+            ph: f(0),
+            cat: f(1),
+            name: f(2),
+            pid: f(3),
+            tid: f(4),
+            ts: f(5),
+            dur: f(6),
+            args: f(7),
+        }
+    }
 }
 
 /// Decimal microseconds (`1683564902133354`, `2413669097444.592`, `1.5e3`)
@@ -96,13 +149,13 @@ pub(crate) fn micros_to_ns(text: &str) -> Option<i64> {
     Some(if neg { -ns } else { ns })
 }
 
-fn raw_str(v: &Option<Box<RawValue>>) -> Option<String> {
-    serde_json::from_str::<String>(v.as_ref()?.get()).ok()
+fn raw_str(v: &Option<&str>) -> Option<String> {
+    serde_json::from_str::<String>((*v)?).ok()
 }
 
 /// pid/tid: an integer, or a string holding one, or any string (hashed).
-fn raw_id(v: &Option<Box<RawValue>>) -> Option<u64> {
-    let raw = v.as_ref()?.get();
+fn raw_id(v: &Option<&str>) -> Option<u64> {
+    let raw = (*v)?;
     if let Ok(n) = serde_json::from_str::<i64>(raw) {
         return Some(n as u64);
     }
@@ -192,12 +245,12 @@ fn comm_args(b: &mut Builder, args: &Value) -> Option<Box<CommArgs>> {
 
 impl Builder {
     /// A `[memory]` instant event (`profile_memory=True`).
-    fn memory_event(&mut self, ev: &RawEvent) {
+    fn memory_event(&mut self, ev: &RawEvent<'_>) {
         let args: Value = match &ev.args {
-            Some(a) => serde_json::from_str(a.get()).unwrap_or(Value::Null),
+            Some(a) => serde_json::from_str(a).unwrap_or(Value::Null),
             None => Value::Null,
         };
-        let ts = ev.ts.as_ref().and_then(|t| micros_to_ns(t.get()));
+        let ts = ev.ts.and_then(micros_to_ns);
         let bytes = num_i64(args.get("Bytes"));
         let (Some(ts), Some(bytes)) = (ts, bytes) else {
             self.stats.mem_events_skipped += 1;
@@ -240,7 +293,7 @@ impl Builder {
         r
     }
 
-    fn event(&mut self, ev: RawEvent) {
+    fn event(&mut self, ev: RawEvent<'_>) {
         self.counts.events += 1;
         let Some(ph) = raw_str(&ev.ph) else {
             self.counts.bad_ph_cat += 1;
@@ -275,8 +328,8 @@ impl Builder {
         };
         let (Some(name), Some(ts), Some(dur)) = (
             raw_str(&ev.name),
-            ev.ts.as_ref().and_then(|t| micros_to_ns(t.get())),
-            ev.dur.as_ref().and_then(|t| micros_to_ns(t.get())),
+            ev.ts.and_then(micros_to_ns),
+            ev.dur.and_then(micros_to_ns),
         ) else {
             // a kernel is counted once, as a skipped kernel row
             if kind == Kind::Kernel {
@@ -288,7 +341,7 @@ impl Builder {
             return;
         };
         let args: Value = match &ev.args {
-            Some(a) => serde_json::from_str(a.get()).unwrap_or(Value::Null),
+            Some(a) => serde_json::from_str(a).unwrap_or(Value::Null),
             None => Value::Null,
         };
         let arg = |k: &str| args.get(k);
@@ -548,102 +601,43 @@ fn device_props(v: &Value) -> Option<DeviceInfo> {
     })
 }
 
-/// Root object: visit `traceEvents` element by element.
-struct Root<'b>(&'b mut Builder);
-
-impl<'de> DeserializeSeed<'de> for Root<'_> {
-    type Value = bool;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Root<'_> {
-    type Value = bool;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a Kineto trace: an object with traceEvents, or an array of events")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
-        let mut found = false;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "traceEvents" => {
-                    map.next_value_seed(Events(&mut *self.0))?;
-                    found = true;
-                }
-                "deviceProperties" => {
-                    let v: Value = map.next_value()?;
-                    if let Some(a) = v.as_array() {
-                        self.0.devices.extend(a.iter().filter_map(device_props));
-                    }
-                }
-                "baseTimeNanoseconds" => {
-                    let v: Value = map.next_value()?;
-                    self.0.base_ns = num_i64(Some(&v));
-                }
-                "distributedInfo" => {
-                    let v: Value = map.next_value()?;
-                    if v.is_object() {
-                        let text = |k: &str| match v.get(k) {
-                            Some(Value::String(s)) => Some(s.clone()),
-                            Some(Value::Null) | None => None,
-                            Some(x) => Some(x.to_string()),
-                        };
-                        self.0.dist = Some(DistInfo {
-                            rank: num_i64(v.get("rank")),
-                            world_size: num_i64(v.get("world_size")),
-                            backend: text("backend"),
-                            pg_config: text("pg_config"),
-                        });
-                    }
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
+impl Builder {
+    /// A member of the root object other than the events.
+    fn member(&mut self, key: &str, v: Value) {
+        match key {
+            "deviceProperties" => {
+                if let Some(a) = v.as_array() {
+                    self.devices.extend(a.iter().filter_map(device_props));
                 }
             }
-        }
-        Ok(found)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<bool, A::Error> {
-        Events(self.0).visit_seq(seq)?;
-        Ok(true)
-    }
-}
-
-struct Events<'b>(&'b mut Builder);
-
-impl<'de> DeserializeSeed<'de> for Events<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Events<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of trace events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        while let Some(item) = seq.next_element_seed(EventSeed)? {
-            match item {
-                Some(ev) => self.0.event(ev),
-                None => self.0.counts.skipped_bad_type += 1,
+            "baseTimeNanoseconds" => self.base_ns = num_i64(Some(&v)),
+            "distributedInfo" if v.is_object() => {
+                let text = |k: &str| match v.get(k) {
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(Value::Null) | None => None,
+                    Some(x) => Some(x.to_string()),
+                };
+                self.dist = Some(DistInfo {
+                    rank: num_i64(v.get("rank")),
+                    world_size: num_i64(v.get("world_size")),
+                    backend: text("backend"),
+                    pg_config: text("pg_config"),
+                });
             }
+            _ => {}
         }
-        Ok(())
     }
 }
+
+/// Root members whose values the reader keeps.
+const KEPT_MEMBERS: [&str; 3] = ["deviceProperties", "baseTimeNanoseconds", "distributedInfo"];
 
 /// One element of `traceEvents`: an object becomes a [`RawEvent`] (its
 /// fields kept as raw JSON), anything else is `None`.
 struct EventSeed;
 
 impl<'de> DeserializeSeed<'de> for EventSeed {
-    type Value = Option<RawEvent>;
+    type Value = Option<RawEvent<'de>>;
     fn deserialize<D: de::Deserializer<'de>>(
         self,
         d: D,
@@ -653,7 +647,7 @@ impl<'de> DeserializeSeed<'de> for EventSeed {
 }
 
 impl<'de> Visitor<'de> for EventSeed {
-    type Value = Option<RawEvent>;
+    type Value = Option<RawEvent<'de>>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a trace event")
     }
@@ -678,7 +672,7 @@ impl<'de> Visitor<'de> for EventSeed {
                     continue;
                 }
             };
-            *slot = Some(map.next_value::<Box<RawValue>>()?);
+            *slot = Some(map.next_value::<&'de RawValue>()?.get());
         }
         Ok(Some(ev))
     }
@@ -722,22 +716,31 @@ pub fn read_with(path: &Path, gzip: bool, opts: ReadOptions) -> Result<Trace> {
         path: path.to_owned(),
         source: e,
     })?;
-    let reader: Box<dyn BufRead> = if gzip {
-        Box::new(BufReader::with_capacity(
-            1 << 16,
-            // every member, as zcat reads `cat a.gz b.gz` and bgzip files
-            super::limits::JsonStringCap::new(flate2::read::MultiGzDecoder::new(file)),
-        ))
+    if gzip {
+        // every member, as zcat reads `cat a.gz b.gz` and bgzip files
+        let reader = super::limits::JsonStringCap::new(flate2::read::MultiGzDecoder::new(file));
+        read_from(path, reader, opts)
     } else {
-        Box::new(BufReader::with_capacity(
-            1 << 16,
-            super::limits::JsonStringCap::new(file),
-        ))
-    };
-    read_from(path, reader, opts)
+        read_from(path, super::limits::JsonStringCap::new(file), opts)
+    }
 }
 
-fn read_from(path: &Path, reader: impl Read, opts: ReadOptions) -> Result<Trace> {
+/// What the splitting thread hands to the building thread, in input order.
+enum Parsed {
+    /// An events array begins (the trace has events, maybe none).
+    EventsStart,
+    /// Consecutive events' text and their fields' places in it; `None`
+    /// for an element that is not an object.
+    Events(Vec<u8>, Vec<Option<Spans>>),
+    /// A root member the reader keeps.
+    Member(String, Value),
+}
+
+/// Read in two stages on two threads: one splits the text into events
+/// (`kineto_split`) and parses each from its slice; this one builds the
+/// trace from them in order. Memory holds a few batches of text, not the
+/// document.
+fn read_from(path: &Path, reader: impl Read + Send, opts: ReadOptions) -> Result<Trace> {
     let mut b = Builder {
         strings: StrPool::new(),
         names: HashMap::default(),
@@ -757,11 +760,38 @@ fn read_from(path: &Path, reader: impl Read, opts: ReadOptions) -> Result<Trace>
         dist: None,
         min_ts: None,
     };
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let found = Root(&mut b)
-        .deserialize(&mut de)
-        .map_err(|e| json_error(path, &e))?;
-    de.end().map_err(|e| json_error(path, &e))?;
+    let found = std::thread::scope(|scope| -> Result<bool> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(4);
+        scope.spawn(move || {
+            let outcome = split::split(reader, |piece| match parse_piece(path, piece) {
+                Ok(Some(p)) => tx.send(Ok(p)).is_ok(),
+                Ok(None) => true,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    false
+                }
+            });
+            if let Err(e) = outcome {
+                let _ = tx.send(Err(split_error(path, e)));
+            }
+        });
+        let mut found = false;
+        for item in rx {
+            match item? {
+                Parsed::EventsStart => found = true,
+                Parsed::Events(batch, events) => {
+                    for ev in events {
+                        match ev {
+                            Some(spans) => b.event(RawEvent::at(&batch, &spans)),
+                            None => b.counts.skipped_bad_type += 1,
+                        }
+                    }
+                }
+                Parsed::Member(key, value) => b.member(&key, value),
+            }
+        }
+        Ok(found)
+    })?;
     if !found {
         return Err(Error::UnknownFormat {
             path: path.to_owned(),
@@ -770,28 +800,110 @@ fn read_from(path: &Path, reader: impl Read, opts: ReadOptions) -> Result<Trace>
     finish(path, b)
 }
 
-fn json_error(path: &Path, e: &serde_json::Error) -> Error {
-    let what = if e.is_eof() {
-        "truncated JSON (the file ends in the middle of the trace)".to_owned()
-    } else if let Some(io) = io_cause(e) {
-        format!("cannot decompress or read: {io}")
-    } else if e.to_string().starts_with("invalid unicode code point") {
-        // worded as the record reader words it
-        return Error::Kineto {
-            path: format!("{}:{}:{}", path.display(), e.line(), e.column()).into(),
-            detail: "not UTF-8 text (or an invalid \\u escape)".into(),
-        };
-    } else {
-        format!("not a valid Kineto trace: {e}")
-    };
-    Error::Kineto {
-        path: path.to_owned(),
-        detail: what,
+/// Parse one piece of the split text (on the splitting thread).
+fn parse_piece(path: &Path, piece: split::Piece) -> Result<Option<Parsed>> {
+    match piece {
+        split::Piece::EventsStart => Ok(Some(Parsed::EventsStart)),
+        split::Piece::Events { bytes, ends } => {
+            let mut out = Vec::with_capacity(ends.len());
+            let mut from = 0;
+            for (end, at) in ends {
+                let text = &bytes[from..end];
+                from = end;
+                let mut de = serde_json::Deserializer::from_slice(text);
+                let ev = EventSeed
+                    .deserialize(&mut de)
+                    .and_then(|ev| de.end().map(|()| ev))
+                    .map_err(|e| piece_error(path, at, &e))?;
+                out.push(ev.map(|ev| ev.spans(&bytes)));
+            }
+            Ok(Some(Parsed::Events(bytes, out)))
+        }
+        split::Piece::Member { key, value, at } => {
+            let key: String =
+                serde_json::from_slice(&key).map_err(|e| piece_error(path, at, &e))?;
+            if key == "traceEvents" {
+                return Err(Error::Kineto {
+                    path: path.to_owned(),
+                    detail: format!(
+                        "not a valid Kineto trace: traceEvents is not an array (line {} column {})",
+                        at.line, at.col
+                    ),
+                });
+            }
+            let kept = KEPT_MEMBERS.contains(&key.as_str());
+            if value.is_empty() {
+                // longer than the splitter keeps
+                return if kept {
+                    Err(Error::Kineto {
+                        path: path.to_owned(),
+                        detail: format!(
+                            "`{key}` is longer than {} MiB (rprof's limit)",
+                            split::MAX_MEMBER_BYTES >> 20
+                        ),
+                    })
+                } else {
+                    Ok(None)
+                };
+            }
+            if kept {
+                let v: Value =
+                    serde_json::from_slice(&value).map_err(|e| piece_error(path, at, &e))?;
+                Ok(Some(Parsed::Member(key, v)))
+            } else {
+                // checked, not kept
+                serde_json::from_slice::<IgnoredAny>(&value)
+                    .map_err(|e| piece_error(path, at, &e))?;
+                Ok(None)
+            }
+        }
     }
 }
 
-fn io_cause(e: &serde_json::Error) -> Option<String> {
-    e.is_io().then(|| e.to_string())
+/// A JSON error inside a piece that starts at `at`, with its position in
+/// the whole input.
+fn piece_error(path: &Path, at: split::Pos, e: &serde_json::Error) -> Error {
+    let abs = at.offset(split::Pos {
+        line: e.line() as u64,
+        col: e.column() as u64,
+    });
+    let text = e.to_string();
+    if text.starts_with("invalid unicode code point") {
+        // worded as the record reader words it
+        return Error::Kineto {
+            path: format!("{}:{}:{}", path.display(), abs.line, abs.col).into(),
+            detail: "not UTF-8 text (or an invalid \\u escape)".into(),
+        };
+    }
+    // serde's own position is relative to the piece
+    let msg = match text.rfind(" at line ") {
+        Some(i) => &text[..i],
+        None => &text,
+    };
+    Error::Kineto {
+        path: path.to_owned(),
+        detail: format!(
+            "not a valid Kineto trace: {msg} at line {} column {}",
+            abs.line, abs.col
+        ),
+    }
+}
+
+fn split_error(path: &Path, e: split::SplitError) -> Error {
+    let detail = match e {
+        split::SplitError::Truncated => {
+            "truncated JSON (the file ends in the middle of the trace)".to_owned()
+        }
+        split::SplitError::Io(e) => format!("cannot decompress or read: {e}"),
+        split::SplitError::Syntax { what, at } => format!(
+            "not a valid Kineto trace: {what} at line {} column {}",
+            at.line, at.col
+        ),
+    };
+    Error::Kineto {
+        path: path.to_owned(),
+        detail,
+    }
 }
 
 fn finish(path: &Path, b: Builder) -> Result<Trace> {
