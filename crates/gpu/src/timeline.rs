@@ -2,15 +2,6 @@
 //! Busy time and its buckets are interval algebra:
 //! [`rprof_model::interval::Intervals`], used by [`crate::usage`].
 
-/// Σ value·duration / Σ duration (`None` when nothing has a value).
-pub fn time_weighted(items: impl IntoIterator<Item = (i64, Option<f64>)>) -> Option<f64> {
-    let mut w = Weighted::default();
-    for (dur, v) in items {
-        w.add(dur, v);
-    }
-    w.mean()
-}
-
 /// A running duration-weighted mean: Σ value·duration / Σ duration over
 /// the items that have a (finite) value. Sums in the order items are added,
 /// so the result does not depend on thread count.
@@ -41,6 +32,15 @@ impl Weighted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Σ value·duration / Σ duration (`None` when nothing has a value).
+    fn time_weighted(items: impl IntoIterator<Item = (i64, Option<f64>)>) -> Option<f64> {
+        let mut w = Weighted::default();
+        for (dur, v) in items {
+            w.add(dur, v);
+        }
+        w.mean()
+    }
 
     #[test]
     fn weighted_mean() {

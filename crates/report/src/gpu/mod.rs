@@ -10,13 +10,13 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use rprof_gpu::device::{Device, Devices};
-use rprof_gpu::limits::{DEFAULT_SMEM_PER_BLOCK, LimitsSource};
+use rprof_gpu::Weighted;
 use rprof_gpu::occupancy::{self, Launch, Limiter};
 use rprof_gpu::roofline;
-use rprof_gpu::spec::{GpuSpec, MathClass};
-use rprof_gpu::timeline::Weighted;
 use rprof_gpu::usage::{self, DeviceUsage, KernelTime};
+use rprof_gpu::{DEFAULT_SMEM_PER_BLOCK, LimitsSource};
+use rprof_gpu::{Device, Devices};
+use rprof_gpu::{GpuSpec, MathClass};
 use rprof_model::DeviceInfo;
 use rprof_model::record::Record;
 use rprof_ops::{KernelEstimate, Tc};

@@ -3,8 +3,8 @@
 //! timeline figures, and the per-kernel records (op, FLOPs, bytes) fed
 //! chunk by chunk for the op, kernel and roofline sections.
 
-use rprof_gpu::device::Devices;
-use rprof_gpu::spec::MathClass;
+use rprof_gpu::Devices;
+use rprof_gpu::MathClass;
 use rprof_model::interval::Intervals;
 use rprof_model::record::Record;
 use rprof_model::{MemKind, Trace};
