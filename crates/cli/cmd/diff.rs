@@ -13,9 +13,9 @@ use rprof_report::diff::{
 };
 use rprof_report::model::{self, Models};
 use rprof_trace::build::{self, BuildOptions};
+use rprof_trace::model::StrRef;
 use rprof_trace::model::Trace;
 use rprof_trace::read::{self, ReadOptions};
-use rprof_trace::strings::StrRef;
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};

@@ -1,6 +1,6 @@
 //! Time-weighted means of a per-kernel value (SM efficiency, occupancy).
 //! Busy time and its buckets are interval algebra:
-//! [`rprof_model::interval::Intervals`], used by [`crate::usage`].
+//! [`rprof_model::Intervals`], used by [`crate::usage`].
 
 /// A running duration-weighted mean: Σ value·duration / Σ duration over
 /// the items that have a (finite) value. Sums in the order items are added,

@@ -22,7 +22,7 @@
 //!
 //! ```
 //! use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
-//! use rprof_model::record::{Line, read_line};
+//! use rprof_model::{Line, read_line};
 //!
 //! let line = r#"{'kShortName': 'volta_sgemm_128x64_nn', 'kDuration': 10, 'layer': [], 'trace': [], 'reprMarkers': [], 'marker': ["{'mod': 'torch', 'op': 'mm', 'args': [{'name': '', 'type': 'tensor', 'shape': (64, 256), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (256, 128), 'dtype': 'float32'}]}"], 'seqMarker': [], 'seqId': [], 'subSeqId': 0, 'altSeqId': [], 'dir': 'fprop', 'mod': ['torch'], 'op': ['mm'], 'tid': 1, 'device': 0, 'stream': 7, 'grid': (2, 1, 1), 'block': (256, 1, 1), 'kLongName': 'volta_sgemm_128x64_nn'}"#;
 //! let Ok(Line::Record(rec)) = read_line(line) else { panic!() };
@@ -51,7 +51,7 @@ pub mod tc;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 
 pub use crate::estimate::{Estimate, Mode, Outcome, Tc};
 pub use crate::fprop::{Fprop, FpropIndex};

@@ -68,7 +68,7 @@ pub use select::{ColumnList, SelectError};
 mod tests {
     use std::borrow::Cow;
 
-    use rprof_model::record::Record;
+    use rprof_model::Record;
     use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
 
     use super::*;

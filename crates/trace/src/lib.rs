@@ -26,9 +26,10 @@ pub mod read;
 pub mod sequence;
 
 // The model (tables, string pool, markers, record format) lives in
-// rprof-model, which has no I/O; re-exported so that `rprof_trace::model::…`
-// and friends keep working for the readers and the binary.
-pub use rprof_model::trace as model;
-pub use rprof_model::{FastMap, FastSet, markers, pylit, record, stack_form, stock, strings};
+// rprof-model, which has no I/O; re-exported whole as `rprof_trace::model`
+// (one deliberate namespace) so that the readers and the binary need no
+// second dependency.
+pub use rprof_model as model;
+pub(crate) use rprof_model::{FastMap, FastSet, markers, stock};
 
 pub use error::{Error, Result};

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use rprof_gpu::usage::{DeviceUsage, KernelTime};
-use rprof_model::record::Record;
+use rprof_model::Record;
 use rprof_model::{Source, ThreadKey, Trace};
 
 use super::writer::{Arg, ChromeWriter, Counts, Slice};

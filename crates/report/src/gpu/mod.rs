@@ -18,7 +18,7 @@ use rprof_gpu::{DEFAULT_SMEM_PER_BLOCK, LimitsSource};
 use rprof_gpu::{Device, Devices};
 use rprof_gpu::{GpuSpec, MathClass};
 use rprof_model::DeviceInfo;
-use rprof_model::record::Record;
+use rprof_model::Record;
 use rprof_ops::{KernelEstimate, Tc};
 
 use crate::model::{dtype_of, known_bytes, known_flops};

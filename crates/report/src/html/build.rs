@@ -5,8 +5,8 @@
 
 use rprof_gpu::Devices;
 use rprof_gpu::MathClass;
-use rprof_model::interval::Intervals;
-use rprof_model::record::Record;
+use rprof_model::Intervals;
+use rprof_model::Record;
 use rprof_model::{MemKind, Trace};
 use rprof_ops::KernelEstimate;
 
