@@ -131,7 +131,7 @@ impl TcNames {
         let tc = match self.known.get(long) {
             Some(&tc) => tc,
             None => {
-                let tc = rprof_ops::tc::uses_tensor_cores(short, long);
+                let tc = rprof_ops::uses_tensor_cores(short, long);
                 if self.known.len() < TC_CACHE {
                     self.known.insert(long.to_owned(), tc);
                 }
@@ -385,7 +385,7 @@ impl GpuReport {
                     Tc::Yes => true,
                     Tc::No => false,
                     Tc::NotApplicable | Tc::Unknown => {
-                        rprof_ops::tc::uses_tensor_cores(&rec.short_name, &rec.long_name)
+                        rprof_ops::uses_tensor_cores(&rec.short_name, &rec.long_name)
                     }
                 };
                 let class = MathClass::classify(dtype_of(&est.estimate.params), tc);

@@ -69,7 +69,7 @@ impl PageBuilder {
             let tc = match e.estimate.tc {
                 rprof_ops::Tc::Yes => true,
                 rprof_ops::Tc::No => false,
-                _ => rprof_ops::tc::uses_tensor_cores(&r.short_name, &r.long_name),
+                _ => rprof_ops::uses_tensor_cores(&r.short_name, &r.long_name),
             };
             if tc {
                 self.tc_ns = self.tc_ns.saturating_add(dur);
