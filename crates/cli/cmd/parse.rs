@@ -152,7 +152,7 @@ fn parquet(
     inputs: (&Path, &Path),
     on: bool,
 ) -> anyhow::Result<()> {
-    use rprof_report::parquet::ParquetTable;
+    use rprof_report::ParquetTable;
     let to_file = args.output.as_deref().filter(|p| *p != Path::new("-"));
     if to_file.is_none() && std::io::stdout().is_terminal() {
         return Err(out::UsageError(
