@@ -26,10 +26,11 @@ use rprof_report::gpu::{GpuOptions, GpuReport};
 use rprof_report::model::{self, Models};
 use rprof_report::summary::{self, Key, Summarizer};
 use rprof_report::{ColumnList, Format, Printer, Row};
+use rprof_trace::attribute;
 use rprof_trace::build::{self, BuildOptions};
+use rprof_trace::model::{Line, Record, read_line};
+use rprof_trace::model::{markers, pylit, stock};
 use rprof_trace::read::{self, ReadOptions};
-use rprof_trace::record::{Line, Record, read_line};
-use rprof_trace::{attribute, markers, pylit, stock};
 
 use crate::util::{fixture, root};
 

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rprof_ops::{Engine, Mode, Num, Outcome, decode_first_marker, estimate_kernel};
 use rprof_testkit::OpTimeline;
-use rprof_trace::record::{Line, Record, read_line};
+use rprof_trace::model::{Line, Record, read_line};
 
 use crate::util::{fixture, rprof, run};
 

@@ -86,8 +86,8 @@ pub enum StackArg {
 
 impl StackArg {
     /// The builder's form of this choice, bounded to `max_bytes`.
-    pub fn form(self, max_bytes: usize) -> rprof_trace::stack_form::StackForm {
-        use rprof_trace::stack_form::{StackForm, StackMode};
+    pub fn form(self, max_bytes: usize) -> rprof_trace::model::StackForm {
+        use rprof_trace::model::{StackForm, StackMode};
         StackForm {
             mode: match self {
                 StackArg::Full => StackMode::Full,

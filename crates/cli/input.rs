@@ -11,8 +11,8 @@ use anyhow::{Context, anyhow};
 use rayon::prelude::*;
 use rprof_trace::build::{self, BuildOptions};
 use rprof_trace::model::{DeviceInfo, MemOp, Trace};
+use rprof_trace::model::{Line, Record, read_line};
 use rprof_trace::read::{self, FileKind, ReadOptions};
-use rprof_trace::record::{Line, Record, read_line};
 
 use crate::progress::{self, Phase};
 
@@ -408,13 +408,13 @@ fn parquet_records(
     if header.len() > 16 << 20 {
         anyhow::bail!("{name}: rprof metadata larger than 16 MiB");
     }
-    let h: rprof_trace::record::Header =
+    let h: rprof_trace::model::Header =
         serde_json::from_str(&header).map_err(|e| anyhow!("{name}: bad rprof metadata ({e})"))?;
-    if h.version > rprof_trace::record::DICT_VERSION {
+    if h.version > rprof_trace::model::DICT_VERSION {
         anyhow::bail!(
             "{name}: record format version {} is newer than this rprof reads ({}); re-run `rprof parse` or update rprof",
             h.version,
-            rprof_trace::record::DICT_VERSION
+            rprof_trace::model::DICT_VERSION
         );
     }
     info.devices = h.devices;
@@ -630,7 +630,7 @@ fn records(
     // has one; else the header line of a version 1 file, else the records'
     let mut table = false;
     if let Some(p) = path
-        && let Some(h) = rprof_trace::record::read_sidecar(p).map_err(|e| anyhow!(e))?
+        && let Some(h) = rprof_trace::model::read_sidecar(p).map_err(|e| anyhow!(e))?
     {
         info.devices = h.devices;
         table = true;

@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use clap::{Args, ValueEnum};
-use rprof_report::dataout::DataFormat;
+use rprof_report::DataFormat;
 use rprof_report::text::{self, TableStyle, TimeUnit};
 
 /// Output format of a command that writes data.

@@ -13,15 +13,15 @@ use rprof_report::diff::{
 };
 use rprof_report::model::{self, Models};
 use rprof_trace::build::{self, BuildOptions};
+use rprof_trace::model::StrRef;
 use rprof_trace::model::Trace;
 use rprof_trace::read::{self, ReadOptions};
-use rprof_trace::strings::StrRef;
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
 use crate::style::{OutFormat, TableArgs, Wrap};
-use rprof_report::dataout::DataFormat;
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::DataFormat;
 
 /// Column types that must not depend on the values.
 const TYPES: &[(&str, ColumnType)] = &[

@@ -11,8 +11,8 @@ use rprof_trace::read::{self, ReadOptions};
 
 use crate::out::{self, UsageError};
 use crate::style::{OutFormat, TableArgs, Wrap};
-use rprof_report::dataout::DataFormat;
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::DataFormat;
 
 /// Column types that must not depend on the values.
 const TYPES: &[(&str, ColumnType)] = &[

@@ -11,8 +11,8 @@ use rprof_report::model::{self, Models};
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
 use crate::style::{OutFormat, TableArgs, Wrap};
-use rprof_report::dataout::{DataFormat, DataTable};
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::{DataFormat, DataTable};
 
 /// GPU utilization, SM efficiency, occupancy, kernel view, roofline.
 ///

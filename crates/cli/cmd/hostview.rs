@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::Args;
-use rprof_report::dataout::DataFormat;
-use rprof_report::host::OutFormat as HostFormat;
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::DataFormat;
+use rprof_report::HostFormat;
 use rprof_trace::model::Trace;
 use rprof_trace::read::{self, ReadOptions};
 

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use rprof_report::ColumnType;
 use rprof_report::idle::{self, IdleOptions};
-use rprof_report::parquet::ColumnType;
 
 use super::hostview::{self, OutputArgs};
 use crate::out::UsageError;

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use rprof_report::ColumnType;
 use rprof_report::launch::{self};
-use rprof_report::parquet::ColumnType;
 
 use super::hostview::{self, OutputArgs};
 

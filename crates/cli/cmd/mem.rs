@@ -14,8 +14,8 @@ use rprof_trace::read::{self, ReadOptions};
 use crate::input::Input;
 use crate::out::{self, UsageError};
 use crate::style::{OutFormat, TableArgs, Wrap};
-use rprof_report::dataout::DataFormat;
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::DataFormat;
 
 /// Memory: allocations per device, per op, alive at the end; copies and sets.
 ///

@@ -20,8 +20,8 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::Context;
-use rprof_report::dataout::{DataFormat, DataTable};
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::{DataFormat, DataTable};
 
 use crate::out;
 

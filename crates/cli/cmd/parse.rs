@@ -5,10 +5,11 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use rayon::prelude::*;
+use rprof_trace::attribute;
 use rprof_trace::build::{self, BuildOptions};
+use rprof_trace::model::Record;
+use rprof_trace::model::{DICT_MINOR, DICT_VERSION, Header};
 use rprof_trace::read::{self, ReadOptions};
-use rprof_trace::record::{DICT_MINOR, DICT_VERSION, Header};
-use rprof_trace::{attribute, record::Record};
 
 use crate::args::{Format, ParseArgs};
 use crate::progress::{self, Phase};
@@ -130,7 +131,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
 /// What the profile says about itself, next to the records: FILE.meta.json,
 /// written whole to a temporary file and renamed.
 fn write_sidecar(records: &Path, header: &Header) -> anyhow::Result<()> {
-    let side = rprof_trace::record::sidecar_path(records);
+    let side = rprof_trace::model::sidecar_path(records);
     let mut tmp = side.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = std::path::PathBuf::from(tmp);
@@ -151,7 +152,7 @@ fn parquet(
     inputs: (&Path, &Path),
     on: bool,
 ) -> anyhow::Result<()> {
-    use rprof_report::parquet::ParquetTable;
+    use rprof_report::ParquetTable;
     let to_file = args.output.as_deref().filter(|p| *p != Path::new("-"));
     if to_file.is_none() && std::io::stdout().is_terminal() {
         return Err(out::UsageError(

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use rprof_ops::{KernelEstimate, Mode, Resolved, Summary, estimate_kernel};
 use rprof_report::model::Models;
 use rprof_report::{ColumnList, DEFAULT_COLUMNS, Format, Printer, Row};
-use rprof_trace::record::Record;
+use rprof_trace::model::Record;
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};

@@ -9,8 +9,8 @@ use rprof_report::stats::render::{self, Format, MemUnit, Options, TimeUnit};
 use rprof_report::stats::{self, REPORTS, Request, View, Window};
 
 use crate::out::{self, UsageError};
-use rprof_report::dataout::DataFormat;
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::DataFormat;
 
 /// nsys stats' reports (cuda_gpu_kern_sum, nvtx_sum, ...), without nsys.
 ///

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use regex::Regex;
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
 use rprof_report::steps::{self, StepOptions};
 
 use super::hostview::{self, OutputArgs};

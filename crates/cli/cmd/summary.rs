@@ -11,8 +11,8 @@ use rprof_report::summary::{self, Key, Summarizer};
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
 use crate::style::{OutFormat, TableArgs, Wrap};
-use rprof_report::dataout::{DataFormat, DataTable};
-use rprof_report::parquet::ColumnType;
+use rprof_report::ColumnType;
+use rprof_report::{DataFormat, DataTable};
 
 /// Kernel time grouped by kernel, op, op and input shapes, layer, NVTX range,
 /// stream, device or direction.

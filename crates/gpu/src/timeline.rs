@@ -1,15 +1,6 @@
 //! Time-weighted means of a per-kernel value (SM efficiency, occupancy).
 //! Busy time and its buckets are interval algebra:
-//! [`rprof_model::interval::Intervals`], used by [`crate::usage`].
-
-/// Σ value·duration / Σ duration (`None` when nothing has a value).
-pub fn time_weighted(items: impl IntoIterator<Item = (i64, Option<f64>)>) -> Option<f64> {
-    let mut w = Weighted::default();
-    for (dur, v) in items {
-        w.add(dur, v);
-    }
-    w.mean()
-}
+//! [`rprof_model::Intervals`], used by [`crate::usage`].
 
 /// A running duration-weighted mean: Σ value·duration / Σ duration over
 /// the items that have a (finite) value. Sums in the order items are added,
@@ -41,6 +32,15 @@ impl Weighted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Σ value·duration / Σ duration (`None` when nothing has a value).
+    fn time_weighted(items: impl IntoIterator<Item = (i64, Option<f64>)>) -> Option<f64> {
+        let mut w = Weighted::default();
+        for (dur, v) in items {
+            w.add(dur, v);
+        }
+        w.mean()
+    }
 
     #[test]
     fn weighted_mean() {

@@ -9,7 +9,7 @@
 //! - SM efficiency and occupancy means are weighted by kernel duration
 //!   ([`Weighted`]); kernels without a value do not count.
 
-use rprof_model::interval::Intervals;
+use rprof_model::Intervals;
 
 use crate::timeline::Weighted;
 

@@ -1,47 +1,63 @@
 //! rprof-model: the typed trace model every rprof command works on. No I/O:
 //! the readers (rprof-trace) fill it, the views (rprof-report) read it.
 //!
-//! - [`trace`]: one profile's tables (kernels, every CUDA API call, NVTX
+//! At the root (the modules are private; each item is re-exported here):
+//! - one profile's tables, [`Trace`]: kernels, every CUDA API call, NVTX
 //!   ranges and PyTorch-profiler operators, memory copies and sets, memory
-//!   events, synchronisation records, devices), typed ids
-//!   ([`ThreadId`], [`RankId`]) and the string pool they point into.
-//! - [`job`]: several profiles (ranks) of one job, each with a rank id and
-//!   a clock origin.
-//! - [`interval`]: interval algebra on one track (union, intersection,
-//!   difference, gaps, buckets).
-//! - [`stats`]: mergeable statistics and a group-by.
-//! - [`mempool`]: CUDA memory-pool events.
-//! - [`markers`], [`stock`], [`pylit`]: the NVTX marker grammars (PyProf's
-//!   dict markers, stock PyTorch markers) and the Python-literal parser.
-//! - [`record`]: the per-kernel record, as serialized in `.dict` files.
+//!   events, synchronisation records, devices; typed ids ([`ThreadId`],
+//!   [`RankId`]) and the string pool ([`StrPool`]) they point into;
+//! - several profiles (ranks) of one job: [`assign_ranks`], [`ClockOrigin`];
+//! - interval algebra on one track ([`Intervals`]: union, intersection,
+//!   difference, gaps, buckets);
+//! - mergeable statistics and a group-by ([`Stats`], [`GroupBy`]);
+//! - CUDA memory-pool events ([`MemPoolEvent`]);
+//! - the `nsys stats` tables ([`StatsData`]);
+//! - the per-kernel record as serialized in `.dict` files ([`Record`],
+//!   [`read_line`], [`Header`]) and its NVTX stack form ([`StackForm`]).
+//!
+//! Three public namespaces, kept because they are grammars whose free
+//! functions read best qualified (`pylit::parse`, `stock::parse`,
+//! `markers::classify`): [`markers`] (PyProf's dict markers), [`stock`]
+//! (stock PyTorch markers) and [`pylit`] (the Python-literal parser).
 //!
 //! ```
-//! use rprof_model::interval::Intervals;
+//! use rprof_model::Intervals;
 //! let busy = Intervals::from_unsorted(vec![(0, 10), (5, 20), (30, 40)]);
 //! assert_eq!(busy.total(), 30);
 //! assert_eq!(busy.gaps_within(0, 50).total(), 20);
 //! ```
 #![deny(missing_docs)]
 
-pub mod interval;
-pub mod job;
+mod interval;
+mod job;
 pub mod markers;
-pub mod mempool;
+mod mempool;
 pub mod pylit;
-pub mod record;
-pub mod stack_form;
-pub mod stats;
-pub mod stats_data;
+mod record;
+mod stack_form;
+mod stats;
+mod stats_data;
 pub mod stock;
-pub mod strings;
-pub mod trace;
+mod strings;
+mod trace;
 
-pub use job::{ClockOrigin, DistInfo, RankId};
+pub use interval::Intervals;
+pub use job::{ClockOrigin, DistInfo, RankCandidate, RankId, RankSource, assign_ranks};
+pub use mempool::{MemPoolEvent, PoolOp};
+pub use record::{
+    DICT_MINOR, DICT_VERSION, Header, Line, Record, read_line, read_sidecar, sidecar_path,
+};
+pub use stack_form::{StackForm, StackMode};
+pub use stats::{GroupBy, Stats, WeightedMean, median_of_sorted, percentile_of_sorted};
+pub use stats_data::{
+    ApiRow, GpuKernel, GpuMemOp, NameId, Names, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables,
+    UmFault, strip_api_version,
+};
 pub use strings::{StrPool, StrRef};
 pub use trace::{
     ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KinetoKernel, Launch, MemDevice,
     MemEvent, MemKind, MemOp, MemoryKind, Range, RangeKind, RangeMeta, ReadStats, Source,
-    SyncEvent, SyncKind, ThreadId, ThreadKey, Trace,
+    SyncEvent, SyncKind, ThreadId, ThreadKey, Trace, narrow, nsys_pid,
 };
 
 /// `HashMap` with foldhash's fixed-seed hasher: several times faster than

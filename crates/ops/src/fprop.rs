@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rprof_model::FastMap;
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 
 use crate::marker::Marker;
 

@@ -5,13 +5,15 @@
 //! backward kernel belongs to, and runs PyProf's operator models: params,
 //! FLOPs, bytes and tensor-core use. No I/O.
 //!
-//! - [`marker`] decodes markers (safely: nothing is evaluated) and
-//!   [`call::OpCall`] is the neutral op call the models read.
-//! - [`table`] maps op names to named [`table::Rule`]s; the rules live in a
+//! The modules are private; what other crates use is re-exported here.
+//!
+//! - [`decode_marker`] decodes markers (safely: nothing is evaluated) and
+//!   [`OpCall`] is the neutral op call the models read.
+//! - A table (private) maps op names to named rules; the rules live in a
 //!   private module, one function per PyProf class, each for both modes.
 //! - [`Mode::Apex`] (`--compat`) reproduces apex.pyprof number for number;
 //!   [`Mode::Fixed`] fixes its bugs (docs/compat.md).
-//! - [`stock`]: records without PyProf markers are costed from stock
+//! - Stock markers: records without PyProf markers are costed from stock
 //!   PyTorch operator markers (`aten::addmm, seq = 12, op_id = 34, sizes =
 //!   [[…]]`, Kineto operators with `dtypes`) in the default mode:
 //!   attribution, dtypes from kernel names, once-per-op-instance costing
@@ -22,7 +24,7 @@
 //!
 //! ```
 //! use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
-//! use rprof_model::record::{Line, read_line};
+//! use rprof_model::{Line, read_line};
 //!
 //! let line = r#"{'kShortName': 'volta_sgemm_128x64_nn', 'kDuration': 10, 'layer': [], 'trace': [], 'reprMarkers': [], 'marker': ["{'mod': 'torch', 'op': 'mm', 'args': [{'name': '', 'type': 'tensor', 'shape': (64, 256), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (256, 128), 'dtype': 'float32'}]}"], 'seqMarker': [], 'seqId': [], 'subSeqId': 0, 'altSeqId': [], 'dir': 'fprop', 'mod': ['torch'], 'op': ['mm'], 'tid': 1, 'device': 0, 'stream': 7, 'grid': (2, 1, 1), 'block': (256, 1, 1), 'kLongName': 'volta_sgemm_128x64_nn'}"#;
 //! let Ok(Line::Record(rec)) = read_line(line) else { panic!() };
@@ -35,31 +37,32 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod call;
-pub mod dtype;
-pub mod estimate;
-pub mod fprop;
-pub mod marker;
-pub mod num;
+mod call;
+mod dtype;
+mod estimate;
+mod fprop;
+mod marker;
+mod num;
 mod params;
 mod rules;
-pub mod stock;
-pub mod summary;
-pub mod table;
-pub mod tc;
+mod stock;
+mod summary;
+mod table;
+mod tc;
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 
+pub use crate::call::{Direction, Kernel, OpCall};
 pub use crate::estimate::{Estimate, Mode, Outcome, Tc};
 pub use crate::fprop::{Fprop, FpropIndex};
 pub use crate::marker::{Arg, Marker, MarkerCache, decode_marker};
 pub use crate::num::Num;
+pub use crate::stock::StockRef;
 pub use crate::summary::Summary;
-
-use crate::call::{Direction, Kernel, OpCall};
+pub use crate::tc::uses_tensor_cores;
 
 /// Run the model for `call` (dispatched on `module`/`op`, the record's
 /// first module and op, as PyProf does).

@@ -116,7 +116,7 @@ impl DataTable {
     }
 
     /// A captured text table, its headers made machine-friendly
-    /// ([`snake`]) and thousands separators dropped.
+    /// (`snake`) and thousands separators dropped.
     pub fn from_captured(name: &str, c: &Captured) -> DataTable {
         DataTable {
             name: name.to_owned(),
@@ -205,7 +205,7 @@ impl DataTable {
             .collect()
     }
 
-    /// The typed columns, for [`crate::parquet`].
+    /// The typed columns, for [`crate::ParquetTable`].
     pub fn typed(&self, types: &[(&str, ColumnType)]) -> Vec<(String, Values)> {
         let kinds = self.kinds(types);
         fn cell(r: &[String], i: usize) -> &str {

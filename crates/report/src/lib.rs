@@ -1,29 +1,26 @@
-//! rprof-report: the table `rprof prof` prints.
+//! rprof-report: the tables, views and output formats of rprof.
 //!
-//! - [`column`](mod@column): the [`Column`] enum and the one [`COLUMNS`] table that
-//!   drives `-c` parsing, `--help`, headers, widths and alignment.
-//! - [`select`]: `-c` parsing ([`ColumnList`]).
-//! - [`row`]: a [`Row`] (record + estimate) and its cell values.
-//! - [`printer`]: space-separated, columnated (`-w`) and CSV output,
-//!   streaming, generic over `std::io::Write`.
+//! At the root: the table `rprof prof` prints ([`Column`] and the one
+//! [`COLUMNS`] table that drives `-c` parsing, `--help`, headers, widths and
+//! alignment; [`ColumnList`] parses `-c`; a [`Row`] is a record and its
+//! estimate; [`Printer`] writes space-separated, columnated (`-w`), CSV,
+//! TSV or JSON output, streaming), and the output formats the views share
+//! ([`DataFormat`] / [`DataTable`] for CSV, TSV and JSON, [`ParquetTable`]
+//! and [`ColumnType`] for Parquet, [`HostFormat`] for the host views).
+//!
+//! Public namespaces, kept on purpose:
+//! - one per view, each with its own options type, `compute` and
+//!   rendering, which would collide at the root: [`summary`], [`gpu`],
+//!   [`html`](mod@html) (`rprof report`), [`mem`], [`diff`], [`dist`],
+//!   [`stats`], [`steps`], [`idle`], [`launch`], [`chrome`] (`rprof export
+//!   --chrome`: the streaming trace-event writer and the timeline layout);
 //! - [`model`]: the op models' view of each record for the aggregating
-//!   reports (op, FLOPs, bytes, tensor cores).
-//! - [`summary`]: `rprof summary`, kernel time grouped by a key.
-//! - [`gpu`]: `rprof gpu`, utilization, SM efficiency, occupancy, kernel
-//!   view, roofline, the Kineto occupancy check.
-//! - [`html`](mod@html): `rprof report`, one self-contained HTML page with SVG
-//!   charts.
-//! - [`mem`]: `rprof mem`, allocations per device and op, alive memory,
-//!   the memory curve, copies and sets, and the copies that make the host
-//!   wait.
-//! - [`diff`]: `rprof diff`, two runs per key with a Mann-Whitney U
-//!   test over the per-step times, and the whole-run figures.
-//! - [`steps`], [`idle`], [`launch`]: `rprof steps`, `rprof idle`, `rprof
-//!   launch`: step breakdown, GPU idle gaps and their causes, launch
-//!   overhead and queues ([`host`] holds what they share).
-//! - [`escape`]: control characters made visible for terminals.
-//! - [`chrome`]: `rprof export --chrome`, a streaming Chrome trace-event
-//!   JSON writer.
+//!   reports (`model::estimate`, [`model::Models`]);
+//! - [`records`]: the record-file columns and reader (`records::COLUMNS`
+//!   would collide with the prof table's [`COLUMNS`]);
+//! - [`text`], [`escape`], [`printer`], [`column`](mod@column): helpers the
+//!   binary calls by their qualified names (`text::capture`,
+//!   `escape::escape_control`, `printer::widths`, `column::help_table`).
 //!
 //! ```
 //! use rprof_report::{ColumnList, Format, Printer};
@@ -38,28 +35,31 @@
 
 pub mod chrome;
 pub mod column;
-pub mod dataout;
+mod dataout;
 pub mod diff;
 pub mod dist;
 pub mod escape;
 pub mod gpu;
-pub mod host;
+mod host;
 pub mod html;
 pub mod idle;
 pub mod launch;
 pub mod mem;
 pub mod model;
-pub mod parquet;
+mod parquet;
 pub mod printer;
 pub mod records;
-pub mod row;
-pub mod select;
+mod row;
+mod select;
 pub mod stats;
 pub mod steps;
 pub mod summary;
 pub mod text;
 
 pub use column::{COLUMNS, Column, ColumnSpec, DEFAULT_COLUMNS, Kind};
+pub use dataout::{DataFormat, DataTable};
+pub use host::OutFormat as HostFormat;
+pub use parquet::{ColumnType, ParquetTable, Values};
 pub use printer::{Format, LayoutError, Printer};
 pub use row::Row;
 pub use select::{ColumnList, SelectError};
@@ -68,7 +68,7 @@ pub use select::{ColumnList, SelectError};
 mod tests {
     use std::borrow::Cow;
 
-    use rprof_model::record::Record;
+    use rprof_model::Record;
     use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
 
     use super::*;

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use rprof_model::record::Record;
+use rprof_model::Record;
 use rprof_ops::{
     Engine, Estimate, KernelEstimate, Marker, MarkerCache, Mode, Outcome, Resolved, decode_marker,
     estimate_kernel,

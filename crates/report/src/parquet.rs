@@ -8,7 +8,7 @@
 //! pyarrow show. Compression is Snappy, which every reader supports.
 //!
 //! ```no_run
-//! use rprof_report::parquet::{ColumnType, ParquetTable, Values};
+//! use rprof_report::{ColumnType, ParquetTable, Values};
 //! # fn main() -> std::io::Result<()> {
 //! let file = std::fs::File::create("summary.parquet")?;
 //! let mut t = ParquetTable::new(
@@ -225,23 +225,23 @@ impl<W: Write + Send> ParquetTable<W> {
     }
 }
 
-/// Write a whole table at once: (column name, values) pairs.
-pub fn write_table<W: Write + Send>(
-    out: W,
-    columns: Vec<(&str, Values)>,
-    metadata: &[(&str, String)],
-) -> io::Result<W> {
-    let types: Vec<(&str, ColumnType)> =
-        columns.iter().map(|(n, v)| (*n, v.column_type())).collect();
-    let mut t = ParquetTable::new(out, &types, metadata)?;
-    t.write(columns.into_iter().map(|(_, v)| v).collect())?;
-    t.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    /// Write a whole table at once: (column name, values) pairs.
+    fn write_table<W: Write + Send>(
+        out: W,
+        columns: Vec<(&str, Values)>,
+        metadata: &[(&str, String)],
+    ) -> io::Result<W> {
+        let types: Vec<(&str, ColumnType)> =
+            columns.iter().map(|(n, v)| (*n, v.column_type())).collect();
+        let mut t = ParquetTable::new(out, &types, metadata)?;
+        t.write(columns.into_iter().map(|(_, v)| v).collect())?;
+        t.finish()
+    }
 
     #[test]
     fn round_trip_with_nulls_lists_and_metadata() {

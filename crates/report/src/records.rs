@@ -1,7 +1,7 @@
 //! Per-kernel records as Parquet columns: the same names and values as the
 //! JSON Lines records (docs/records.md), one typed nullable column per key.
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 
 use crate::parquet::{ColumnType, Values};
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 use rprof_ops::{KernelEstimate, Num, StrList, Tc};
 
 use crate::column::Column;

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 use rprof_ops::KernelEstimate;
 use serde::Serialize;
 
@@ -694,8 +694,8 @@ pub const GPU_TIME_SHARE_OF: &str =
 
 /// The copies and sets of a profile, next to its summed kernel time
 /// `kernel_ns`.
-pub fn gpu_time(kernel_ns: i128, memops: &[rprof_model::trace::MemOp]) -> GpuTime {
-    use rprof_model::trace::MemKind;
+pub fn gpu_time(kernel_ns: i128, memops: &[rprof_model::MemOp]) -> GpuTime {
+    use rprof_model::MemKind;
     let mut groups: Vec<(MemKind, Group)> = Vec::new();
     for m in memops {
         let i = match groups.iter().position(|(k, _)| *k == m.kind) {

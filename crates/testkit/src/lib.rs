@@ -6,6 +6,13 @@
 //! `CREATE TABLE` statements below are the exporter's own column lists. Files
 //! made here are synthetic and say so in `META_DATA_EXPORT`
 //! (`EXPORT_PRODUCT_NAME` = `rprof-testkit synthetic`).
+//!
+//! The modules stay public namespaces on purpose: each adds the tables one
+//! view's tests need ([`dist`], [`hostview`], [`mem`], [`nesting`],
+//! [`stats`]), written separately, and several define a row type of the
+//! same name for their own table layout (`mem::SynthMemOp`,
+//! `hostview::SynthMemOp`, `stats::SynthMemOp`), so a test names the view
+//! whose rows it writes.
 #![deny(missing_docs)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

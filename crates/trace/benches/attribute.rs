@@ -5,8 +5,8 @@
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use rprof_trace::attribute::attribute;
+use rprof_trace::model::StrRef;
 use rprof_trace::model::{Launch, Range};
-use rprof_trace::strings::StrRef;
 
 fn main() {
     divan::main();

@@ -5,7 +5,7 @@
 
 use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
-use rprof_trace::{markers, pylit, stock};
+use rprof_trace::model::{markers, pylit, stock};
 
 fn main() {
     divan::main();

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
-use rprof_trace::record::Record;
+use rprof_trace::model::Record;
 
 fn main() {
     divan::main();

@@ -267,7 +267,7 @@ fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strings::StrRef;
+    use crate::model::StrRef;
     use proptest::prelude::*;
 
     fn launch(thread: u64, start: i64, end: i64) -> Launch {

@@ -14,10 +14,10 @@ use crate::attribute::Enclosing;
 use crate::demangle;
 use crate::error::Error;
 use crate::markers::{self, Classified};
+use crate::model::Record;
+use crate::model::StrRef;
 use crate::model::{Kernel, Source, Trace};
-use crate::record::Record;
 use crate::sequence::SeqState;
-use crate::strings::StrRef;
 
 /// Kernels per chunk: bounds memory, keeps the parallel part busy.
 pub const CHUNK: usize = 4 * 1024;
@@ -33,7 +33,7 @@ pub struct BuildOptions {
     pub compat: bool,
     /// How much of the enclosing ranges each record carries (default: all,
     /// as the commands reading a profile directly need).
-    pub stack: crate::stack_form::StackForm,
+    pub stack: crate::model::StackForm,
 }
 
 /// What happened, for the stderr summary.

@@ -2,6 +2,14 @@
 //! nvprof SQLite), NVTX attribution, PyProf's marker heuristics and the
 //! per-kernel record format.
 //!
+//! Public namespaces, one per stage of the pipeline, each with its entry
+//! point, options and result types (kept as namespaces because callers
+//! name the stage: `read::read`, `attribute::attribute`, `build::build`):
+//! [`read`], [`attribute`], [`build`]; and [`model`], the whole
+//! `rprof-model` crate, so that the binary needs no second dependency.
+//! At the root: [`Error`] and [`Result`]. Demangling and PyProf's sequence
+//! rules are private to `build`.
+//!
 //! ```no_run
 //! use rprof_trace::{attribute, build, read};
 //! # fn main() -> rprof_trace::Result<()> {
@@ -20,15 +28,16 @@
 
 pub mod attribute;
 pub mod build;
-pub mod demangle;
-pub mod error;
+mod demangle;
+mod error;
 pub mod read;
-pub mod sequence;
+mod sequence;
 
 // The model (tables, string pool, markers, record format) lives in
-// rprof-model, which has no I/O; re-exported so that `rprof_trace::model::…`
-// and friends keep working for the readers and the binary.
-pub use rprof_model::trace as model;
-pub use rprof_model::{FastMap, FastSet, markers, pylit, record, stack_form, stock, strings};
+// rprof-model, which has no I/O; re-exported whole as `rprof_trace::model`
+// (one deliberate namespace) so that the readers and the binary need no
+// second dependency.
+pub use rprof_model as model;
+pub(crate) use rprof_model::{FastMap, FastSet, markers, stock};
 
 pub use error::{Error, Result};

@@ -35,7 +35,7 @@ use std::borrow::Cow;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 use rprof_model::stock::{self as grammar, Head, StockMarker};
 
 use self::conv_shape::ConvShapes;

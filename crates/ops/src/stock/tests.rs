@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use proptest::prelude::*;
-use rprof_model::record::Record;
+use rprof_model::Record;
 
 use crate::estimate::{Mode, Outcome};
 use crate::{Engine, decode_first_marker, estimate_kernel};

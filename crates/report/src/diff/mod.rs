@@ -29,8 +29,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use regex::Regex;
 use rprof_model::FastMap;
-use rprof_model::interval::Intervals;
-use rprof_model::record::Record;
+use rprof_model::Intervals;
+use rprof_model::Record;
 use rprof_ops::KernelEstimate;
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 use std::borrow::Cow;
 
-use rprof_model::record::Record;
+use rprof_model::Record;
 
 use super::*;
 use crate::model::{Models, estimate};

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use rprof_model::Source;
-use rprof_model::job::{RankCandidate, assign_ranks};
-use rprof_model::stats::median_of_sorted;
+use rprof_model::median_of_sorted;
+use rprof_model::{RankCandidate, assign_ranks};
 
 use super::summary::{Breakdown, Coll, CollOp, FileSummary, UnitSummary};
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use regex::Regex;
-use rprof_model::interval::Intervals;
+use rprof_model::Intervals;
 use rprof_model::{ClockOrigin, CommArgs, DistInfo, FastMap, Kernel, Source, ThreadKey, Trace};
 
 /// The collective operations of the collective table.

@@ -10,15 +10,15 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use rprof_gpu::device::{Device, Devices};
-use rprof_gpu::limits::{DEFAULT_SMEM_PER_BLOCK, LimitsSource};
+use rprof_gpu::Weighted;
 use rprof_gpu::occupancy::{self, Launch, Limiter};
 use rprof_gpu::roofline;
-use rprof_gpu::spec::{GpuSpec, MathClass};
-use rprof_gpu::timeline::Weighted;
 use rprof_gpu::usage::{self, DeviceUsage, KernelTime};
+use rprof_gpu::{DEFAULT_SMEM_PER_BLOCK, LimitsSource};
+use rprof_gpu::{Device, Devices};
+use rprof_gpu::{GpuSpec, MathClass};
 use rprof_model::DeviceInfo;
-use rprof_model::record::Record;
+use rprof_model::Record;
 use rprof_ops::{KernelEstimate, Tc};
 
 use crate::model::{dtype_of, known_bytes, known_flops};
@@ -131,7 +131,7 @@ impl TcNames {
         let tc = match self.known.get(long) {
             Some(&tc) => tc,
             None => {
-                let tc = rprof_ops::tc::uses_tensor_cores(short, long);
+                let tc = rprof_ops::uses_tensor_cores(short, long);
                 if self.known.len() < TC_CACHE {
                     self.known.insert(long.to_owned(), tc);
                 }
@@ -385,7 +385,7 @@ impl GpuReport {
                     Tc::Yes => true,
                     Tc::No => false,
                     Tc::NotApplicable | Tc::Unknown => {
-                        rprof_ops::tc::uses_tensor_cores(&rec.short_name, &rec.long_name)
+                        rprof_ops::uses_tensor_cores(&rec.short_name, &rec.long_name)
                     }
                 };
                 let class = MathClass::classify(dtype_of(&est.estimate.params), tc);

@@ -3,10 +3,10 @@
 //! timeline figures, and the per-kernel records (op, FLOPs, bytes) fed
 //! chunk by chunk for the op, kernel and roofline sections.
 
-use rprof_gpu::device::Devices;
-use rprof_gpu::spec::MathClass;
-use rprof_model::interval::Intervals;
-use rprof_model::record::Record;
+use rprof_gpu::Devices;
+use rprof_gpu::MathClass;
+use rprof_model::Intervals;
+use rprof_model::Record;
 use rprof_model::{MemKind, Trace};
 use rprof_ops::KernelEstimate;
 
@@ -69,7 +69,7 @@ impl PageBuilder {
             let tc = match e.estimate.tc {
                 rprof_ops::Tc::Yes => true,
                 rprof_ops::Tc::No => false,
-                _ => rprof_ops::tc::uses_tensor_cores(&r.short_name, &r.long_name),
+                _ => rprof_ops::uses_tensor_cores(&r.short_name, &r.long_name),
             };
             if tc {
                 self.tc_ns = self.tc_ns.saturating_add(dur);

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use rprof_model::Stats;
 use rprof_model::Trace;
-use rprof_model::stats::Stats;
 use serde::Serialize;
 
 use crate::host::{self, OutFormat, safe};

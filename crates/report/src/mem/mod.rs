@@ -24,8 +24,8 @@ pub mod render;
 
 use std::collections::{BTreeMap, HashMap};
 
-use rprof_model::stats::Stats;
-use rprof_model::trace::{
+use rprof_model::Stats;
+use rprof_model::{
     ApiKind, MemDevice, MemEvent, MemKind, MemOp, MemoryKind, Range, ThreadKey, Trace,
 };
 use serde::Serialize;
@@ -646,8 +646,8 @@ pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) 
 
 /// Per device: pool events, and the peaks of the summed pool sizes and
 /// utilized sizes (each pool's latest value; destroyed pools count 0).
-fn pool_peaks(pools: &[rprof_model::mempool::MemPoolEvent]) -> BTreeMap<DevKey, (u64, i64, i64)> {
-    use rprof_model::mempool::PoolOp;
+fn pool_peaks(pools: &[rprof_model::MemPoolEvent]) -> BTreeMap<DevKey, (u64, i64, i64)> {
+    use rprof_model::PoolOp;
     // device → (events, pool → (size, utilized), Σ size, Σ utilized, peaks)
     type Acc = (u64, HashMap<Option<u64>, (i64, i64)>, i64, i64, i64, i64);
     let mut acc: BTreeMap<DevKey, Acc> = BTreeMap::new();
@@ -1142,7 +1142,7 @@ fn flags(trace: &Trace, enc: &Enclosing<'_>, names: &mut Names<'_>, n: usize) ->
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use rprof_model::strings::StrRef;
+    use rprof_model::StrRef;
 
     fn range(thread: u64, start: i64, end: i64, text: u32) -> Range {
         Range {
@@ -1196,7 +1196,7 @@ mod tests {
 
     #[test]
     fn op_names_drop_emit_nvtx_fields() {
-        let mut t = Trace::empty("x".into(), rprof_model::trace::Source::Nsys);
+        let mut t = Trace::empty("x".into(), rprof_model::Source::Nsys);
         let a = t.strings.push("aten::mm, seq = 4, op_id = 9");
         let b = t.strings.push("aten::view, op_id = 314290");
         let c = t.strings.push("plain");

@@ -13,11 +13,11 @@
 
 use std::borrow::Cow;
 
-use rprof_model::stats_data::{
+use rprof_model::{
     ApiRow, GpuKernel, GpuMemOp, NameId, NvtxRow, OsrtRow, RangeStyle, StatsData, UmFault,
 };
-pub use rprof_model::stats_data::{Names, Tables};
 use rprof_model::{FastMap, Source};
+pub use rprof_model::{Names, Tables};
 
 pub mod nvtx;
 pub mod render;

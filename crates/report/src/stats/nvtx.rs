@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use rprof_model::FastMap;
-use rprof_model::stats_data::{NameId, Names, RangeStyle};
+use rprof_model::{NameId, Names, RangeStyle};
 
 use super::table::{Cell, RowSource, Stat, Table, Unit, col, percent, round1, set_text};
 use super::{Request, View, api_index, no_data, sum_cols, title};

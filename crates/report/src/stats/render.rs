@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use rprof_model::stats_data::Names;
+use rprof_model::Names;
 
 use super::table::{Cell, Col, Table, Unit};
 

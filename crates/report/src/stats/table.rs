@@ -1,6 +1,6 @@
 //! A computed report: headings with their units, and typed cells.
 
-use rprof_model::stats_data::Names;
+use rprof_model::Names;
 
 /// What a column's numbers are, which decides its heading suffix and how
 /// `--timeunit` / `--memunit` convert it.

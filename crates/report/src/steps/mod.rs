@@ -12,9 +12,9 @@
 use std::io::{self, Write};
 
 use regex::Regex;
-use rprof_model::interval::Intervals;
-use rprof_model::stats::{median_of_sorted, percentile_of_sorted};
+use rprof_model::Intervals;
 use rprof_model::{MemKind, Source, Trace};
+use rprof_model::{median_of_sorted, percentile_of_sorted};
 use serde::Serialize;
 
 use crate::host::{self, OutFormat, safe};

@@ -6,8 +6,8 @@
 use crate::FastMap as HashMap;
 use crate::error::Result;
 use crate::model::{CopyKind, MemKind, MemOp, MemoryKind, SyncEvent, SyncKind};
+use crate::model::{StrPool, StrRef};
 use crate::read::sql::Db;
-use crate::strings::{StrPool, StrRef};
 
 /// An integer column, whatever SQLite's storage class (NULL → `None`).
 #[inline]

@@ -35,9 +35,9 @@ use crate::model::{
     MemEvent, MemKind, MemOp, MemoryKind, Range, RangeKind, RangeMeta, ReadStats, Source,
     SyncEvent, SyncKind, Trace, narrow,
 };
+use crate::model::{StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::stock;
-use crate::strings::{StrPool, StrRef};
 use rprof_model::{ClockOrigin, DistInfo};
 
 /// Counts specific to Kineto input.
@@ -225,7 +225,7 @@ fn comm_args(b: &mut Builder, args: &Value) -> Option<Box<CommArgs>> {
     if name.is_none() && in_n.is_none() && out_n.is_none() {
         return None;
     }
-    let text = |b: &mut Builder, k: &str| -> Option<crate::strings::StrRef> {
+    let text = |b: &mut Builder, k: &str| -> Option<crate::model::StrRef> {
         match args.get(k)? {
             Value::String(s) => Some(b.intern(s)),
             Value::Null => None,

@@ -16,11 +16,11 @@ use crate::model::{
     ApiCall, ApiKind, DeviceInfo, Kernel, Launch, MemDevice, MemEvent, MemOp, Range, ReadStats,
     Source, Trace, narrow,
 };
+use crate::model::{StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::read::cupti::{collect_rows, int_at, read_memop_tables, read_syncs};
 use crate::read::join::JoinIndex;
 use crate::read::sql::Db;
-use crate::strings::{StrPool, StrRef};
 use rprof_model::ClockOrigin;
 
 const PID_MASK: u64 = !0xFF_FFFF;
@@ -228,10 +228,10 @@ fn read_mem_events(db: &Db, table: &str, stats: &mut ReadStats) -> Result<Vec<Me
     Ok(out)
 }
 
-/// `CUDA_GPU_MEMORY_POOL_EVENTS` rows (rprof_model::mempool); rows
+/// `CUDA_GPU_MEMORY_POOL_EVENTS` rows (rprof_model::MemPoolEvent); rows
 /// without a time or an operation are skipped.
-fn read_mem_pools(db: &Db, table: &str) -> Result<(Vec<rprof_model::mempool::MemPoolEvent>, u64)> {
-    use rprof_model::mempool::{MemPoolEvent, PoolOp};
+fn read_mem_pools(db: &Db, table: &str) -> Result<(Vec<rprof_model::MemPoolEvent>, u64)> {
+    use rprof_model::{MemPoolEvent, PoolOp};
     let (list, _) = db.select_list(
         table,
         &[

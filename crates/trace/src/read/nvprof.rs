@@ -12,9 +12,9 @@ use crate::error::{Error, Result};
 use crate::model::{
     ApiCall, ApiKind, DeviceInfo, Kernel, Launch, MemOp, Range, ReadStats, Source, Trace, narrow,
 };
+use crate::model::{StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
-use crate::strings::{StrPool, StrRef};
 
 const KERNEL_COLS: &[&str] = &[
     "start",

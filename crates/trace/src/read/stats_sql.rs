@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use rprof_model::stats_data::{
+use rprof_model::{
     ApiRow, GpuKernel, GpuMemOp, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables, UmFault,
     strip_api_version,
 };

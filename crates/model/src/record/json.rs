@@ -1,0 +1,242 @@
+//! The hand-written JSON Lines writer of [`Record`].
+
+use std::borrow::Cow;
+
+use super::Record;
+
+impl Record<'_> {
+    /// Append this record as one JSON line (with `\n`).
+    ///
+    /// Hand-written because it is the hot loop of `rprof parse` (a million
+    /// records are a gigabyte of JSON); it writes exactly what serde_json
+    /// writes for this struct, which a test checks on random records.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        let w = &mut JsonWriter { out };
+        w.raw("{\"kShortName\":");
+        w.str(&self.short_name);
+        w.raw(",\"kDuration\":");
+        w.int(self.duration_ns);
+        w.key_strs("layer", &self.layer);
+        w.key_strs("trace", &self.trace);
+        w.key_strs("reprMarkers", &self.repr_markers);
+        w.key_strs("marker", &self.marker);
+        w.key_strs("seqMarker", &self.seq_marker);
+        w.key_ints("seqId", &self.seq_id);
+        w.raw(",\"subSeqId\":");
+        w.int(self.sub_seq_id);
+        w.key_ints("altSeqId", &self.alt_seq_id);
+        w.raw(",\"dir\":");
+        w.str(&self.dir);
+        w.key_strs("mod", &self.mod_);
+        w.key_strs("op", &self.op);
+        w.raw(",\"tid\":");
+        w.uint(self.tid);
+        w.raw(",\"device\":");
+        w.int(self.device);
+        w.raw(",\"stream\":");
+        w.int(self.stream);
+        w.key_ints("grid", &self.grid);
+        w.key_ints("block", &self.block);
+        w.raw(",\"kLongName\":");
+        w.str(&self.long_name);
+        w.opt_int("kStart", self.start_ns);
+        w.opt_int("kEnd", self.end_ns);
+        w.opt_int("rStart", self.launch_start_ns);
+        w.opt_int("rEnd", self.launch_end_ns);
+        w.raw(if self.launched {
+            ",\"launched\":true"
+        } else {
+            ",\"launched\":false"
+        });
+        w.raw(",\"api\":");
+        match &self.api {
+            Some(api) => w.str(api),
+            None => w.raw("null"),
+        }
+        w.raw(",\"pid\":");
+        match self.pid {
+            Some(pid) => w.uint(pid),
+            None => w.raw("null"),
+        }
+        w.opt_int("corrId", self.correlation);
+        w.opt_int("context", self.context);
+        w.opt_int("regs", self.regs);
+        w.opt_int("smemStatic", self.static_smem_bytes);
+        w.opt_int("smemDynamic", self.dynamic_smem_bytes);
+        w.opt_int("graphId", self.graph_id);
+        w.opt_int("graphNodeId", self.graph_node_id);
+        w.raw(",\"deviceName\":");
+        match &self.device_name {
+            Some(name) => w.str(name),
+            None => w.raw("null"),
+        }
+        w.opt_int("smCount", self.sm_count);
+        w.opt_int("ccMajor", self.cc_major);
+        w.opt_int("ccMinor", self.cc_minor);
+        w.key_strs("stack", &self.stack);
+        w.key_strs("domains", &self.domains);
+        w.key_ints("stackRuns", &self.stack_runs);
+        w.raw(",\"stackCut\":");
+        w.int(self.stack_cut);
+        w.raw(",\"stackCutBytes\":");
+        w.int(self.stack_cut_bytes);
+        w.raw(if self.bad_time {
+            ",\"badTime\":true"
+        } else {
+            ",\"badTime\":false"
+        });
+        w.opt_float("kinetoBlocksPerSm", self.kineto_blocks_per_sm);
+        w.opt_float("kinetoWarpsPerSm", self.kineto_warps_per_sm);
+        w.opt_float("kinetoOccupancy", self.kineto_occupancy_pct);
+        w.raw("}\n");
+    }
+}
+
+/// Bytes that need escaping in a JSON string: control characters, `"`
+/// and `\\`.
+pub(super) const ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// True if any of the eight bytes is below 0x20, `"` or `\\` (bit tricks
+/// from "Bit Twiddling Hacks": a byte below n sets its high bit in
+/// `(x - n·0x01…) & !x & 0x80…`, exactly for n ≤ 128).
+#[inline]
+pub(super) fn word_needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH;
+    let control = below(w, 0x20);
+    let quote = below(w ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(w ^ (ONES * u64::from(b'\\')), 1);
+    (control | quote | backslash) != 0
+}
+
+struct JsonWriter<'o> {
+    out: &'o mut Vec<u8>,
+}
+
+impl JsonWriter<'_> {
+    fn raw(&mut self, s: &str) {
+        self.out.extend_from_slice(s.as_bytes());
+    }
+
+    fn int(&mut self, v: i64) {
+        let mut b = itoa::Buffer::new();
+        self.out.extend_from_slice(b.format(v).as_bytes());
+    }
+
+    fn uint(&mut self, v: u64) {
+        let mut b = itoa::Buffer::new();
+        self.out.extend_from_slice(b.format(v).as_bytes());
+    }
+
+    /// A JSON string, escaped as serde_json escapes it.
+    fn str(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        self.out.push(b'"');
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            // skip eight clean bytes at a time (most text has no escapes)
+            if let Some(chunk) = bytes.get(i..i + 8) {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(chunk);
+                if !word_needs_escape(u64::from_le_bytes(w)) {
+                    i += 8;
+                    continue;
+                }
+            }
+            let b = bytes[i];
+            if ESCAPE[b as usize] {
+                self.out.extend_from_slice(&bytes[start..i]);
+                self.escape(b);
+                start = i + 1;
+            }
+            i += 1;
+        }
+        self.out.extend_from_slice(&bytes[start..]);
+        self.out.push(b'"');
+    }
+
+    fn escape(&mut self, b: u8) {
+        match b {
+            b'"' => self.out.extend_from_slice(b"\\\""),
+            b'\\' => self.out.extend_from_slice(b"\\\\"),
+            b'\n' => self.out.extend_from_slice(b"\\n"),
+            b'\r' => self.out.extend_from_slice(b"\\r"),
+            b'\t' => self.out.extend_from_slice(b"\\t"),
+            0x08 => self.out.extend_from_slice(b"\\b"),
+            0x0c => self.out.extend_from_slice(b"\\f"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.out.extend_from_slice(b"\\u00");
+                self.out.push(HEX[(b >> 4) as usize]);
+                self.out.push(HEX[(b & 0xf) as usize]);
+            }
+        }
+    }
+
+    fn key(&mut self, key: &str) {
+        self.out.extend_from_slice(b",\"");
+        self.raw(key);
+        self.raw("\":");
+    }
+
+    fn key_strs(&mut self, key: &str, v: &[Cow<'_, str>]) {
+        self.key(key);
+        self.out.push(b'[');
+        for (i, s) in v.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.str(s);
+        }
+        self.out.push(b']');
+    }
+
+    fn key_ints(&mut self, key: &str, v: &[i64]) {
+        self.key(key);
+        self.out.push(b'[');
+        for (i, &n) in v.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.int(n);
+        }
+        self.out.push(b']');
+    }
+
+    /// A float as serde_json writes it (`null` when not finite); floats are
+    /// rare (Kineto occupancy figures), so serde_json itself writes them.
+    fn opt_float(&mut self, key: &str, v: Option<f64>) {
+        self.key(key);
+        match v {
+            Some(v) => {
+                if serde_json::to_writer(&mut *self.out, &v).is_err() {
+                    self.raw("null");
+                }
+            }
+            None => self.raw("null"),
+        }
+    }
+
+    /// Every key is written on every line (`null` when unknown), so that
+    /// each line has the same keys: readers that infer a schema from the
+    /// first lines (Polars, DuckDB) see every column.
+    fn opt_int(&mut self, key: &str, v: Option<i64>) {
+        self.key(key);
+        match v {
+            Some(v) => self.int(v),
+            None => self.raw("null"),
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Tests of the record formats.
+
+use super::json::{ESCAPE, word_needs_escape};
+use super::*;
+
+const PYDICT: &str = "{'kShortName': 'softmax_warp_forward', 'kDuration': 50, 'layer': ['Block1', 'Conv'], 'trace': ['/home/u/x.py:10', '/home/u/y.py:20'], 'reprMarkers': [], 'marker': [\"{'mod': 'torch.nn.functional', 'op': 'softmax', 'args': [{'name': '', 'type': 'tensor', 'shape': (32, 10), 'dtype': 'float32'}, {'name': 'dim', 'type': 'int', 'value': 1}]}\"], 'seqMarker': ['aten::_softmax, seq = 20', 'aten::softmax, seq = 20'], 'seqId': [20], 'subSeqId': 0, 'altSeqId': [], 'dir': 'fprop', 'mod': ['torch.nn.functional'], 'op': ['softmax'], 'tid': 5, 'device': 0, 'stream': 7, 'grid': (10, 1, 1), 'block': (128, 1, 1), 'kLongName': 'void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>(float*, const float*, int, int, int)'}";
+
+#[test]
+fn pydict_round_trip_is_byte_exact() {
+    let Line::Record(r) = read_line(PYDICT).unwrap() else {
+        panic!("not a record")
+    };
+    assert_eq!(r.layer, vec!["Block1", "Conv"]);
+    assert_eq!(r.grid, [10, 1, 1]);
+    let mut out = String::new();
+    r.write_pydict(&mut out);
+    assert_eq!(out, format!("{PYDICT}\n"));
+}
+
+#[test]
+fn json_round_trip() {
+    let Line::Record(r) = read_line(PYDICT).unwrap() else {
+        panic!("not a record")
+    };
+    let mut r = r.into_owned();
+    r.stack = vec!["layer:Block1".into(), "x, seq = 20".into()];
+    r.launched = false;
+    let mut buf = Vec::new();
+    r.write_json(&mut buf);
+    let text = String::from_utf8(buf).unwrap();
+    assert!(text.starts_with("{\"kShortName\":\"softmax_warp_forward\",\"kDuration\":50,"));
+    assert!(text.contains("\"launched\":false"));
+    let Line::Record(back) = read_line(&text).unwrap() else {
+        panic!("not a record")
+    };
+    assert_eq!(*back, r);
+}
+
+fn arb_cow() -> impl proptest::strategy::Strategy<Value = Cow<'static, str>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        "[a-z:_ ,=\\[\\]0-9]{0,30}",
+        "\\PC{0,10}",
+        r#"[\x00-\x1f"\\\x7f]{0,6}"#
+    ]
+    .prop_map(Cow::Owned)
+}
+
+#[test]
+fn escape_word_test_is_exact() {
+    for b in 0u8..=255 {
+        for pos in 0..8 {
+            let mut w = [b'a'; 8];
+            w[pos] = b;
+            assert_eq!(
+                word_needs_escape(u64::from_le_bytes(w)),
+                ESCAPE[b as usize],
+                "{b} at {pos}"
+            );
+        }
+    }
+}
+
+proptest::proptest! {
+    /// The hand-written writer prints what serde_json prints.
+    #[test]
+    fn write_json_equals_serde(
+        strs in proptest::collection::vec(arb_cow(), 6),
+        lists in proptest::collection::vec(proptest::collection::vec(arb_cow(), 0..3), 8),
+        ints in proptest::collection::vec(proptest::num::i64::ANY, 12),
+        opts in proptest::collection::vec(proptest::option::of(proptest::num::i64::ANY), 11),
+        flags in proptest::collection::vec(proptest::bool::ANY, 2),
+        tid in proptest::num::u64::ANY,
+        pid in proptest::option::of(proptest::num::u64::ANY),
+    ) {
+        let r = Record {
+            short_name: strs[0].clone(),
+            duration_ns: ints[0],
+            layer: lists[0].clone(),
+            trace: lists[1].clone(),
+            repr_markers: lists[2].clone(),
+            marker: lists[3].clone(),
+            seq_marker: lists[4].clone(),
+            seq_id: ints[1..3].to_vec(),
+            sub_seq_id: ints[3],
+            alt_seq_id: ints[4..5].to_vec(),
+            dir: strs[1].clone(),
+            mod_: lists[5].clone(),
+            op: lists[6].clone(),
+            tid,
+            device: ints[5],
+            stream: ints[6],
+            grid: [ints[7], ints[8], ints[9]],
+            block: [ints[10], ints[11], ints[0]],
+            long_name: strs[2].clone(),
+            start_ns: opts[0],
+            end_ns: opts[1],
+            launch_start_ns: opts[2],
+            launch_end_ns: opts[3],
+            launched: flags[0],
+            api: Some(strs[3].clone()).filter(|_| opts[4].is_some()),
+            pid,
+            correlation: opts[5],
+            context: opts[6],
+            regs: opts[7],
+            static_smem_bytes: opts[8],
+            dynamic_smem_bytes: opts[9],
+            graph_id: opts[10],
+            graph_node_id: opts[0],
+            device_name: Some(strs[4].clone()).filter(|_| opts[1].is_some()),
+            sm_count: opts[2],
+            cc_major: opts[6],
+            cc_minor: opts[7],
+            stack: lists[7].clone(),
+            domains: lists[0].clone(),
+            stack_runs: ints[2..4].to_vec(),
+            stack_cut: ints[4],
+            stack_cut_bytes: ints[5],
+            bad_time: flags[1],
+            kineto_blocks_per_sm: opts[3].map(|x| x as f64 / 7.0),
+            kineto_warps_per_sm: opts[4].map(|x| x as f64 * 1e-300),
+            kineto_occupancy_pct: opts[5].map(|x| (x % 101) as f64),
+        };
+        let mut ours = Vec::new();
+        r.write_json(&mut ours);
+        let mut theirs = serde_json::to_vec(&r).unwrap();
+        theirs.push(b'\n');
+        proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
+    }
+}
+
+#[test]
+fn stack_runs_are_expanded_on_reading() {
+    let mut r = Record {
+        stack: vec!["a".into(), "b".into()],
+        domains: vec!["".into(), "d".into()],
+        stack_runs: vec![2, 3],
+        ..Record::default()
+    };
+    let mut line = Vec::new();
+    r.write_json(&mut line);
+    let Line::Record(back) = read_line(std::str::from_utf8(&line).unwrap()).unwrap() else {
+        panic!("not a record")
+    };
+    assert_eq!(back.stack, vec!["a", "a", "b", "b", "b"]);
+    assert_eq!(back.domains, vec!["", "", "d", "d", "d"]);
+    assert!(back.stack_runs.is_empty());
+    // counts that do not match the entries are an error, not a guess
+    r.stack_runs = vec![1];
+    line.clear();
+    r.write_json(&mut line);
+    assert!(read_line(std::str::from_utf8(&line).unwrap()).is_err());
+}
+
+#[test]
+fn headers_and_versions() {
+    let h = "{\"rprof\":\"dict\",\"version\":1,\"source\":\"nsys\"}";
+    assert!(matches!(read_line(h), Ok(Line::Header(_))));
+    let future = "{\"rprof\":\"dict\",\"version\":99,\"source\":\"nsys\"}";
+    assert!(read_line(future).unwrap_err().contains("newer"));
+    assert!(matches!(read_line("  "), Ok(Line::Blank)));
+    assert!(read_line("hello").is_err());
+    assert!(read_line("{'kShortName': 1}").is_err());
+    assert!(read_line("{\"kShortName\": 1}").is_err());
+    // evaluation is impossible: this is just an unknown token
+    assert!(read_line("{'kShortName': __import__('os').system('x')}").is_err());
+}

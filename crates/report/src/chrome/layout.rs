@@ -1,0 +1,548 @@
+//! The layout of `rprof export --chrome`: profiles as Chrome trace events.
+//!
+//! Tracks: one process per GPU with a thread per stream (kernels, memory
+//! copies and sets), one process per CPU process with a thread per thread
+//! (launch calls, NVTX ranges / CPU ops). A flow arrow runs from each launch
+//! call to the kernel or copy it launched, and each GPU gets a counter track
+//! "GPU utilization (%)". Several profiles (the ranks of one job) go into one
+//! trace, each rank's processes named and sorted as one group ("rank N").
+//!
+//! A profile is written in three calls, so that its kernel records can be
+//! built and written chunk by chunk: [`Timeline::begin`] (track names,
+//! ranges, launch calls, memory operations), [`Timeline::kernels`] per chunk
+//! of records, [`Timeline::end`] (the utilization counters).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
+
+use rprof_gpu::usage::{DeviceUsage, KernelTime};
+use rprof_model::Record;
+use rprof_model::{Source, ThreadKey, Trace};
+
+use super::writer::{Arg, ChromeWriter, Counts, Slice};
+use crate::model::{self, Models, known_bytes, known_flops};
+
+/// Process and thread ids of the tracks.
+struct Tracks {
+    /// CPU thread key → (pid, tid).
+    threads: BTreeMap<ThreadKey, (u64, u64)>,
+    /// GPU device ordinal → pid.
+    gpus: BTreeMap<i64, u64>,
+}
+
+impl Tracks {
+    /// (pid, tid) of a thread: as its launch calls say, else as the
+    /// file's thread key packs them (threads without a launch call).
+    fn thread(&self, trace: &Trace, key: ThreadKey) -> (u64, u64) {
+        self.threads.get(&key).copied().unwrap_or_else(|| {
+            let id = trace.thread_id(key);
+            (id.pid, id.tid)
+        })
+    }
+
+    fn gpu(&self, device: i64) -> u64 {
+        self.gpus.get(&device).copied().unwrap_or(0)
+    }
+}
+
+/// A stream id as a thread id (streams are small non-negative numbers).
+fn stream_tid(stream: i64) -> u64 {
+    u64::try_from(stream).unwrap_or(0)
+}
+
+fn tracks(trace: &Trace) -> Tracks {
+    let threads: BTreeMap<ThreadKey, (u64, u64)> = trace
+        .launches
+        .iter()
+        .map(|l| (l.thread, (l.pid, l.tid)))
+        .collect();
+    let mut cpu_pids: BTreeSet<u64> = threads.values().map(|t| t.0).collect();
+    for r in &trace.ranges {
+        if !threads.contains_key(&r.thread) {
+            cpu_pids.insert(trace.thread_id(r.thread).pid);
+        }
+    }
+    let devices: BTreeSet<i64> = trace
+        .kernels
+        .iter()
+        .map(|k| k.device)
+        .chain(trace.memops.iter().map(|m| m.device))
+        .collect();
+    // GPU processes get ids no CPU process has: after the largest
+    let base = cpu_pids.iter().next_back().map_or(0, |p| p + 1);
+    let gpus = devices
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| (d, base + i as u64))
+        .collect();
+    Tracks { threads, gpus }
+}
+
+/// The earliest timestamp in the profile.
+pub fn zero_ns(trace: &Trace) -> i64 {
+    trace
+        .kernels
+        .iter()
+        .map(|k| k.start_ns)
+        .chain(trace.memops.iter().map(|m| m.start_ns))
+        .chain(trace.launches.iter().map(|l| l.start_ns))
+        .chain(trace.ranges.iter().map(|r| r.start_ns))
+        .min()
+        .unwrap_or(0)
+}
+
+/// The number a step's name ends in (`ProfilerStep#12` → 12).
+fn step_number(name: &str) -> Option<u64> {
+    let rev: Vec<char> = name
+        .chars()
+        .rev()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    rev.into_iter().rev().collect::<String>().parse().ok()
+}
+
+/// The window of step `n` as `rprof steps` finds and aligns it
+/// (`innermost`: the innermost enclosing range of each launch call); else
+/// the error, naming the steps there are, for the caller to prefix with the
+/// file's name.
+pub fn step_window(trace: &Trace, innermost: &[Option<u32>], n: u64) -> Result<Window, String> {
+    let report = crate::steps::compute(
+        trace,
+        &crate::steps::StepOptions { pattern: None },
+        innermost,
+    );
+    if let Some(s) = report
+        .steps
+        .iter()
+        .find(|s| step_number(&s.name) == Some(n))
+    {
+        return Ok(Window {
+            from: Some(s.start_ns),
+            to: Some(s.end_ns),
+            closed_start: false,
+        });
+    }
+    let numbers: BTreeSet<u64> = report
+        .steps
+        .iter()
+        .filter_map(|s| step_number(&s.name))
+        .collect();
+    match (numbers.first(), numbers.last()) {
+        (Some(a), Some(b)) => Err(format!(
+            "no step {n}: the steps are {a} to {b} ({} of them, from {})",
+            numbers.len(),
+            report.detection
+        )),
+        _ => Err(format!(
+            "no step {n}: {}",
+            report
+                .na
+                .as_deref()
+                .unwrap_or("the steps found have no number in their names")
+        )),
+    }
+}
+
+/// The time window to keep (absolute ns; `None`: unbounded).
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    /// Keep events that end after this (absolute ns).
+    pub from: Option<i64>,
+    /// Keep events that start before this (absolute ns).
+    pub to: Option<i64>,
+    /// --from keeps an event that ends exactly at `from`; a step does not
+    /// (it belongs to the step before), unless it has no duration.
+    pub closed_start: bool,
+}
+
+impl Window {
+    /// Whether `[start, end]` overlaps the window.
+    pub fn keeps(&self, start: i64, end: i64) -> bool {
+        self.from
+            .is_none_or(|f| end > f || (end == f && (self.closed_start || start == end)))
+            && self.to.is_none_or(|t| start < t)
+    }
+}
+
+/// Process and flow ids across several profiles.
+#[derive(Default)]
+struct Ids {
+    /// (rank, pid in the profile) → pid in the trace.
+    pids: BTreeMap<(usize, u64), u64>,
+    /// Flow ids used so far (the next profile's start after them).
+    flow_base: u64,
+}
+
+impl Ids {
+    /// The trace's pid of `pid` in profile `rank` (`None`: the only
+    /// profile, whose pids stay as they are).
+    fn pid(&mut self, rank: Option<usize>, pid: u64) -> u64 {
+        match rank {
+            None => pid,
+            Some(r) => {
+                let next = self.pids.len() as u64 + 1;
+                *self.pids.entry((r, pid)).or_insert(next)
+            }
+        }
+    }
+}
+
+/// Busy share per bucket of each GPU's kernels, as a counter track.
+fn utilization<W: Write>(
+    w: &mut ChromeWriter<W>,
+    trace: &Trace,
+    t: &Tracks,
+    rank: Option<usize>,
+    ids: &mut Ids,
+    window: Window,
+) -> std::io::Result<()> {
+    let mut per: BTreeMap<i64, DeviceUsage> = BTreeMap::new();
+    for k in &trace.kernels {
+        per.entry(k.device).or_default().add(
+            KernelTime {
+                start_ns: Some(k.start_ns),
+                end_ns: Some(k.end_ns),
+                dur_ns: k.end_ns - k.start_ns,
+            },
+            None,
+            None,
+            None,
+        );
+    }
+    let Some((lo, hi)) = rprof_gpu::usage::span(per.values()) else {
+        return Ok(());
+    };
+    let lo = window.from.map_or(lo, |f| f.max(lo));
+    let hi = window.to.map_or(hi, |x| x.min(hi));
+    if hi <= lo {
+        return Ok(());
+    }
+    let width = ((hi - lo) / 1000).max(1000);
+    for (dev, u) in &per {
+        let pid = ids.pid(rank, t.gpu(*dev));
+        for (start, len, busy) in u.buckets(lo, hi, width) {
+            let pct = busy as f64 * 100.0 / len.max(1) as f64;
+            w.counter(
+                pid,
+                "GPU utilization (%)",
+                start,
+                (pct * 100.0).round() / 100.0,
+            )?;
+        }
+        w.counter(pid, "GPU utilization (%)", hi, 0.0)?;
+    }
+    Ok(())
+}
+
+/// What was written of one profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Kernels.
+    pub kernels: u64,
+    /// Memory copies and sets.
+    pub memops: u64,
+    /// Launch calls.
+    pub launches: u64,
+    /// NVTX ranges / CPU ops.
+    pub ranges: u64,
+}
+
+/// One profile being written: between [`Timeline::begin`] and
+/// [`Timeline::end`].
+pub struct Profile<'t> {
+    trace: &'t Trace,
+    rank: Option<usize>,
+    window: Window,
+    t: Tracks,
+    flow_base: u64,
+    first_memop_flow: u64,
+    /// Kernels, memory operations, launch calls, ranges written.
+    n: [u64; 4],
+    /// Kernel records seen (flow ids).
+    idx: u64,
+    models: Models,
+}
+
+/// Streams profiles as one Chrome trace-event document to `W`.
+pub struct Timeline<W: Write> {
+    w: ChromeWriter<W>,
+    ids: Ids,
+}
+
+impl<W: Write> Timeline<W> {
+    /// Start the document; times are written relative to `zero_ns`.
+    pub fn new(out: W, zero_ns: i64) -> io::Result<Timeline<W>> {
+        Ok(Timeline {
+            w: ChromeWriter::new(out, zero_ns)?,
+            ids: Ids::default(),
+        })
+    }
+
+    /// Write the next profiles' times relative to `zero_ns`.
+    pub fn set_zero(&mut self, zero_ns: i64) {
+        self.w.set_zero(zero_ns);
+    }
+
+    /// Counts of the events written so far.
+    pub fn counts(&self) -> Counts {
+        self.w.counts()
+    }
+
+    /// Close the document and return the output.
+    pub fn finish(self) -> io::Result<W> {
+        self.w.finish()
+    }
+
+    /// Start a profile (`rank`: its index when there are several, `None`
+    /// for the only one): write its track names, ranges, launch calls and
+    /// memory operations in `window`.
+    pub fn begin<'t>(
+        &mut self,
+        trace: &'t Trace,
+        rank: Option<usize>,
+        window: Window,
+    ) -> io::Result<Profile<'t>> {
+        let w = &mut self.w;
+        let ids = &mut self.ids;
+        let t = tracks(trace);
+        let group = |name: String| match rank {
+            Some(r) => format!("rank {r}: {name}"),
+            None => name,
+        };
+        let sort_base = rank.map_or(0, |r| r as i64 * 10_000);
+        let flow_base = ids.flow_base;
+        let mut n = [0u64; 4];
+        // track names: CPU processes first, then GPUs
+        let mut cpu: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+        for r in &trace.ranges {
+            let (p, th) = t.thread(trace, r.thread);
+            cpu.entry(p).or_default().insert(th);
+        }
+        for &(p, th) in t.threads.values() {
+            cpu.entry(p).or_default().insert(th);
+        }
+        for (i, (&pid, threads)) in cpu.iter().enumerate() {
+            let tp = ids.pid(rank, pid);
+            w.process_name(
+                tp,
+                &group(format!("CPU process {pid}")),
+                sort_base + i as i64,
+            )?;
+            for (j, &tid) in threads.iter().enumerate() {
+                w.thread_name(tp, tid, &format!("thread {tid}"), j as i64)?;
+            }
+        }
+        let mut streams: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+        for (d, s) in trace
+            .kernels
+            .iter()
+            .map(|k| (k.device, k.stream))
+            .chain(trace.memops.iter().map(|m| (m.device, m.stream)))
+        {
+            streams.entry(d).or_default().insert(s);
+        }
+        for (i, (&dev, ss)) in streams.iter().enumerate() {
+            let name = trace
+                .devices
+                .iter()
+                .find(|d| d.device == dev)
+                .and_then(|d| d.name.as_deref());
+            let label = match name {
+                Some(n) => format!("GPU {dev}: {n}"),
+                None => format!("GPU {dev}"),
+            };
+            let gp = ids.pid(rank, t.gpu(dev));
+            w.process_name(gp, &group(label), sort_base + (cpu.len() + i) as i64)?;
+            for (j, &s) in ss.iter().enumerate() {
+                w.thread_name(gp, stream_tid(s), &format!("stream {s}"), j as i64)?;
+            }
+        }
+
+        // CPU side: NVTX ranges (already sorted per thread, outermost first),
+        // then launch calls
+        let range_cat = if trace.source == Source::Kineto {
+            "cpu_op"
+        } else {
+            "nvtx"
+        };
+        for r in &trace.ranges {
+            if !window.keeps(r.start_ns, r.end_ns) {
+                continue;
+            }
+            n[3] += 1;
+            let (pid, tid) = t.thread(trace, r.thread);
+            let pid = ids.pid(rank, pid);
+            let domain = trace.domain_name(r.thread, r.domain);
+            let args: Vec<(&str, Arg<'_>)> = domain
+                .map(|d| vec![("domain", Arg::Str(d))])
+                .unwrap_or_default();
+            w.slice(&Slice {
+                pid,
+                tid,
+                name: trace.strings.get(r.text),
+                cat: range_cat,
+                start_ns: r.start_ns,
+                dur_ns: r.end_ns - r.start_ns,
+                args: &args,
+            })?;
+        }
+        for l in &trace.launches {
+            if !window.keeps(l.start_ns, l.end_ns) {
+                continue;
+            }
+            n[2] += 1;
+            let name = l.api.map_or("CUDA API call", |a| trace.strings.get(a));
+            w.slice(&Slice {
+                pid: ids.pid(rank, l.pid),
+                tid: l.tid,
+                name,
+                cat: "cuda_api",
+                start_ns: l.start_ns,
+                dur_ns: l.end_ns - l.start_ns,
+                args: &[("correlation", Arg::Int(i128::from(l.correlation)))],
+            })?;
+        }
+
+        // memory copies and sets, with their flows
+        let first_memop_flow = flow_base + trace.kernels.len() as u64 + 1;
+        for (j, m) in trace.memops.iter().enumerate() {
+            if !window.keeps(m.start_ns, m.end_ns) {
+                continue;
+            }
+            n[1] += 1;
+            let name = trace.strings.get(m.name);
+            let cat = if name.starts_with("Memset") {
+                "gpu_memset"
+            } else {
+                "gpu_memcpy"
+            };
+            let mut args = vec![("correlation", Arg::Int(i128::from(m.correlation)))];
+            if let Some(b) = m.bytes {
+                args.push(("bytes", Arg::Int(i128::from(b))));
+            }
+            let (pid, tid) = (ids.pid(rank, t.gpu(m.device)), stream_tid(m.stream));
+            w.slice(&Slice {
+                pid,
+                tid,
+                name,
+                cat,
+                start_ns: m.start_ns,
+                dur_ns: m.end_ns - m.start_ns,
+                args: &args,
+            })?;
+            if let Some(l) = m
+                .launch
+                .and_then(|i| trace.launches.get(i as usize))
+                .filter(|l| window.keeps(l.start_ns, l.end_ns))
+            {
+                let id = first_memop_flow + j as u64;
+                w.flow_start(id, ids.pid(rank, l.pid), l.tid, l.start_ns)?;
+                w.flow_end(id, pid, tid, m.start_ns)?;
+            }
+        }
+
+        Ok(Profile {
+            trace,
+            rank,
+            window,
+            t,
+            flow_base,
+            first_memop_flow,
+            n,
+            idx: 0,
+            models: Models::new(),
+        })
+    }
+
+    /// Write a chunk of the profile's kernel records (in start order), with
+    /// the models' numbers.
+    pub fn kernels(&mut self, p: &mut Profile<'_>, recs: &[Record<'_>]) -> io::Result<()> {
+        let w = &mut self.w;
+        let ids = &mut self.ids;
+        let resolved = p.models.resolve(recs);
+        let est = model::estimate(recs, &resolved);
+        let (t, rank, window, flow_base) = (&p.t, p.rank, p.window, p.flow_base);
+        let n = &mut p.n;
+        let mut idx = p.idx;
+        for (r, e) in recs.iter().zip(&est) {
+            idx += 1;
+            let (Some(start), Some(end)) = (r.start_ns, r.end_ns) else {
+                continue;
+            };
+            if !window.keeps(start, end) {
+                continue;
+            }
+            n[0] += 1;
+            let (pid, tid) = (ids.pid(rank, t.gpu(r.device)), stream_tid(r.stream));
+            let flops = known_flops(&e.estimate);
+            let bytes = known_bytes(&e.estimate);
+            let mut args: Vec<(&str, Arg<'_>)> = Vec::with_capacity(16);
+            if !e.op.is_empty() {
+                args.push(("op", Arg::Str(e.op)));
+            }
+            if !e.module.is_empty() && e.module != "na" {
+                args.push(("module", Arg::Str(e.module)));
+            }
+            if e.estimate.params != "na=na," {
+                args.push(("params", Arg::Str(&e.estimate.params)));
+            }
+            if let Some(f) = flops {
+                args.push(("flops", Arg::Int(f)));
+            }
+            if let Some(b) = bytes {
+                args.push(("bytes", Arg::Int(b)));
+            }
+            args.push(("tensor cores", Arg::Str(e.estimate.tc.as_str())));
+            args.push(("dir", Arg::Str(&r.dir)));
+            if let Some(s) = r.stack.last() {
+                args.push(("nvtx", Arg::Str(s)));
+            }
+            args.push(("grid", Arg::Dims(r.grid)));
+            args.push(("block", Arg::Dims(r.block)));
+            if let Some(x) = r.regs {
+                args.push(("registers per thread", Arg::Int(i128::from(x))));
+            }
+            if let Some(x) = r.static_smem_bytes {
+                args.push(("static shared memory", Arg::Int(i128::from(x))));
+            }
+            if let Some(x) = r.dynamic_smem_bytes {
+                args.push(("dynamic shared memory", Arg::Int(i128::from(x))));
+            }
+            if let Some(c) = r.correlation {
+                args.push(("correlation", Arg::Int(i128::from(c))));
+            }
+            w.slice(&Slice {
+                pid,
+                tid,
+                name: &r.short_name,
+                cat: "kernel",
+                start_ns: start,
+                dur_ns: end - start,
+                args: &args,
+            })?;
+            let launch_kept = r
+                .launch_end_ns
+                .is_some_and(|le| r.launch_start_ns.is_some_and(|ls| window.keeps(ls, le)));
+            if let (Some(lp), Some(ls), true) = (r.pid, r.launch_start_ns, launch_kept) {
+                w.flow_start(flow_base + idx, ids.pid(rank, lp), r.tid, ls)?;
+                w.flow_end(flow_base + idx, pid, tid, start)?;
+            }
+        }
+        p.idx = idx;
+        Ok(())
+    }
+
+    /// Finish a profile: its utilization counters. Returns what was
+    /// written of it.
+    pub fn end(&mut self, p: Profile<'_>) -> io::Result<Written> {
+        utilization(&mut self.w, p.trace, &p.t, p.rank, &mut self.ids, p.window)?;
+        self.ids.flow_base = p.first_memop_flow + p.trace.memops.len() as u64;
+        Ok(Written {
+            kernels: p.n[0],
+            memops: p.n[1],
+            launches: p.n[2],
+            ranges: p.n[3],
+        })
+    }
+}
