@@ -14,6 +14,7 @@ mod fuzz;
 mod gpu;
 mod hostile;
 mod hostviews;
+mod kernel_sums;
 mod kineto;
 mod loaders;
 mod mem;

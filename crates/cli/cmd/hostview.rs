@@ -157,6 +157,7 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
             mem_events: false,
             syncs,
             no_ranges: false,
+            no_launches: false,
         },
     )?;
     drop(reading);

@@ -171,6 +171,7 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             mem_events: true,
             syncs: false,
             no_ranges: false,
+            no_launches: false,
         },
     )?;
     // a piped profile is named as given (`-`), not by its temporary copy

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use rprof_report::model::{self, Models};
-use rprof_report::summary::{self, Key, Summarizer};
+use rprof_report::summary::{self, Key, Summarizer, SummaryReport};
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
@@ -125,41 +125,11 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         .into());
     }
     let source = Input::detect(args.file.as_deref())?;
-    let mut models = Models::new();
-    let mut sum = Summarizer::new(args.by);
-    let opts = input::Options {
-        compat: false,
-        // copies and sets complete the GPU time (profiles only)
-        memops: true,
-        quiet: args.quiet,
-        streams: false,
+    let report = match &source {
+        // the question is about the kernels alone: no records
+        Input::Profile(path) if args.no_models => kernel_sums(path, args)?,
+        _ => summarize_records(&source, args)?,
     };
-    // without the models no question here depends on the ranges: they are
-    // not read, and the records carry no markers, so the models would find
-    // nothing (FLOPs and bytes unknown, as for any kernel without a marker)
-    let ranges = if args.no_models {
-        input::Ranges::Skip
-    } else {
-        input::Ranges::Read
-    };
-    let info = input::for_each_chunk_reading(&source, opts, ranges, |recs, _| {
-        if args.no_models {
-            for r in recs {
-                sum.add(r, &model::unmodelled(r));
-            }
-            return Ok(());
-        }
-        let resolved = models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
-        for (r, e) in recs.iter().zip(&est) {
-            sum.add(r, e);
-        }
-        Ok(())
-    })?;
-    let mut report = sum.finish(args.top);
-    if let Some(m) = &info.memops {
-        report.gpu_time = Some(summary::gpu_time(report.total_ns, m));
-    }
     let format = match (args.format, args.csv, args.json) {
         (Some(f), _, _) => f,
         (None, true, _) => OutFormat::Csv,
@@ -212,6 +182,119 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The summary of every record of `source` (a record file, or a profile
+/// read, attributed and turned into records), with the op models unless
+/// `--no-models`.
+fn summarize_records(source: &Input, args: &SummaryArgs) -> anyhow::Result<SummaryReport> {
+    let mut models = Models::new();
+    let mut sum = Summarizer::new(args.by);
+    let opts = input::Options {
+        compat: false,
+        // copies and sets complete the GPU time (profiles only)
+        memops: true,
+        quiet: args.quiet,
+        streams: false,
+    };
+    // without the models no question here depends on the ranges: they are
+    // not read, and the records carry no markers, so the models would find
+    // nothing (FLOPs and bytes unknown, as for any kernel without a marker)
+    let ranges = if args.no_models {
+        input::Ranges::Skip
+    } else {
+        input::Ranges::Read
+    };
+    let info = input::for_each_chunk_reading(source, opts, ranges, |recs, _| {
+        if args.no_models {
+            for r in recs {
+                sum.add(r, &model::unmodelled(r));
+            }
+            return Ok(());
+        }
+        let resolved = models.resolve(recs);
+        let est = model::estimate(recs, &resolved);
+        for (r, e) in recs.iter().zip(&est) {
+            sum.add(r, e);
+        }
+        Ok(())
+    })?;
+    let mut report = sum.finish(args.top);
+    if let Some(m) = &info.memops {
+        report.gpu_time = Some(summary::gpu_time(report.total_ns, m));
+    }
+    Ok(report)
+}
+
+/// `--no-models` on a profile (`--by kernel`, `stream` or `device`): the
+/// same report as [`summarize_records`] gives, straight from the kernel
+/// table. No NVTX ranges, no records; each distinct kernel name is
+/// demangled and shortened once and looked up once, and its kernels are
+/// counted by the name's id; the launch calls are read only for the
+/// stderr summary's count of kernels without one (not with `--quiet`).
+fn kernel_sums(path: &std::path::Path, args: &SummaryArgs) -> anyhow::Result<SummaryReport> {
+    use rprof_trace::build;
+    let reading = crate::progress::Phase::spinner(
+        crate::progress::enabled(args.quiet, false),
+        &format!("reading {}", path.display()),
+    );
+    let mut trace = rprof_trace::read::read(
+        path,
+        rprof_trace::read::ReadOptions {
+            memops: true,
+            no_ranges: true,
+            no_launches: args.quiet,
+            ..rprof_trace::read::ReadOptions::default()
+        },
+    )?;
+    drop(reading);
+    input::as_given(&mut trace);
+    let mut sum = Summarizer::new(args.by);
+    let undemangled = match args.by {
+        Key::Stream | Key::Device => {
+            for k in &trace.kernels {
+                let g = sum.num_group(k.device, k.stream);
+                sum.add_unmodelled(g, k.duration_ns());
+            }
+            // the records' names are worked out all the same, and the
+            // stderr summary counts those that do not demangle
+            if args.quiet {
+                0
+            } else {
+                build::short_names(&trace, false).1
+            }
+        }
+        _ => {
+            let (short, undemangled) = build::short_names(&trace, false);
+            // name → group, looked up by the name's id
+            let group: rprof_trace::FastMap<_, usize> = short
+                .iter()
+                .map(|(&key, name)| (key, sum.text_group(name)))
+                .collect();
+            for k in &trace.kernels {
+                let g = group.get(&build::name_key(k, false)).copied();
+                let g = match g {
+                    Some(g) => g,
+                    // every kernel's name is in the map; as the records
+                    // would have it otherwise: an empty name
+                    None => sum.text_group(""),
+                };
+                sum.add_unmodelled(g, k.duration_ns());
+            }
+            undemangled
+        }
+    };
+    let mut report = sum.finish(args.top);
+    report.gpu_time = Some(summary::gpu_time(report.total_ns, &trace.memops));
+    if !args.quiet {
+        let stats = build::BuildStats {
+            records: trace.kernels.len() as u64,
+            undemangled_names: undemangled,
+            ..build::BuildStats::default()
+        };
+        input::parse_summary_reading(&trace, &stats, input::Ranges::Skip);
+    }
+    Ok(report)
 }
 
 /// Column types that must not depend on the values.

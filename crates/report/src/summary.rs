@@ -321,30 +321,12 @@ impl Summarizer {
 
     /// Count one kernel.
     pub fn add(&mut self, rec: &Record<'_>, est: &KernelEstimate<'_>) {
-        let dur = rec.duration_ns.max(0);
         let flops = known_flops(&est.estimate);
         let bytes = known_bytes(&est.estimate);
-        self.kernels += 1;
-        self.total_ns += i128::from(dur);
         let g = match self.key {
-            Key::Stream | Key::Device => {
-                let k = if self.key == Key::Stream {
-                    (rec.device, rec.stream)
-                } else {
-                    (rec.device, 0)
-                };
-                let key = self.key;
-                let groups = &mut self.groups;
-                *self.by_num.entry(k).or_insert_with(|| {
-                    let label = match key {
-                        Key::Stream => format!("{}:{}", k.0, k.1),
-                        _ => k.0.to_string(),
-                    };
-                    groups.push(Group::new(label, SortKey::Num(k.0, k.1)));
-                    groups.len() - 1
-                })
-            }
+            Key::Stream | Key::Device => self.num_group(rec.device, rec.stream),
             _ => {
+                let mut scratch = std::mem::take(&mut self.scratch);
                 let text: &str = match self.key {
                     Key::Kernel => &rec.short_name,
                     Key::Op => est.op,
@@ -355,36 +337,81 @@ impl Summarizer {
                         .last()
                         .map_or("", |s| rprof_model::stock::parse_head(s).name),
                     Key::OpShape => {
-                        self.scratch.clear();
+                        scratch.clear();
                         if let Some(s) = rec.stack.last() {
-                            op_shape(s, &mut self.scratch);
+                            op_shape(s, &mut scratch);
                         }
-                        &self.scratch
+                        &scratch
                     }
                     Key::Dir => &rec.dir,
                     _ => {
-                        self.scratch.clear();
+                        scratch.clear();
                         for (i, l) in est.layer.iter().enumerate() {
                             if i > 0 {
-                                self.scratch.push(':');
+                                scratch.push(':');
                             }
-                            self.scratch.push_str(l);
+                            scratch.push_str(l);
                         }
-                        &self.scratch
+                        &scratch
                     }
                 };
-                let text = if text.is_empty() { NONE } else { text };
-                match self.by_text.get(text) {
-                    Some(&i) => i,
-                    None => {
-                        self.groups
-                            .push(Group::new(text.to_owned(), SortKey::Text(text.to_owned())));
-                        self.by_text.insert(text.to_owned(), self.groups.len() - 1);
-                        self.groups.len() - 1
-                    }
-                }
+                let g = self.text_group(text);
+                self.scratch = scratch;
+                g
             }
         };
+        self.add_to(g, rec.duration_ns, flops, bytes);
+    }
+
+    /// The group of kernels whose key is `text` (`(none)` when empty),
+    /// made on first use: a handle for [`Summarizer::add_unmodelled`], so
+    /// that a caller that knows many kernels share a key (the kernels of
+    /// one name) looks it up once.
+    pub fn text_group(&mut self, text: &str) -> usize {
+        let text = if text.is_empty() { NONE } else { text };
+        match self.by_text.get(text) {
+            Some(&i) => i,
+            None => {
+                self.groups
+                    .push(Group::new(text.to_owned(), SortKey::Text(text.to_owned())));
+                self.by_text.insert(text.to_owned(), self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        }
+    }
+
+    /// The group of `device` and `stream` (`--by stream`; `--by device`
+    /// ignores the stream), made on first use.
+    pub fn num_group(&mut self, device: i64, stream: i64) -> usize {
+        let k = if self.key == Key::Stream {
+            (device, stream)
+        } else {
+            (device, 0)
+        };
+        let key = self.key;
+        let groups = &mut self.groups;
+        *self.by_num.entry(k).or_insert_with(|| {
+            let label = match key {
+                Key::Stream => format!("{}:{}", k.0, k.1),
+                _ => k.0.to_string(),
+            };
+            groups.push(Group::new(label, SortKey::Num(k.0, k.1)));
+            groups.len() - 1
+        })
+    }
+
+    /// Count one kernel of `duration_ns` in group `g` (of
+    /// [`Summarizer::text_group`] or [`Summarizer::num_group`]) without op
+    /// models: FLOPs and bytes unknown, as [`Summarizer::add`] with an
+    /// unmodelled estimate.
+    pub fn add_unmodelled(&mut self, g: usize, duration_ns: i64) {
+        self.add_to(g, duration_ns, None, None);
+    }
+
+    fn add_to(&mut self, g: usize, duration_ns: i64, flops: Option<i128>, bytes: Option<i128>) {
+        let dur = duration_ns.max(0);
+        self.kernels += 1;
+        self.total_ns += i128::from(dur);
         if let Some(g) = self.groups.get_mut(g) {
             g.add(dur, flops, bytes);
         }

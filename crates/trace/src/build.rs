@@ -129,6 +129,27 @@ fn names(trace: &Trace, compat: bool) -> HashMap<(StrRef, Option<StrRef>), Names
         .collect()
 }
 
+/// The short name of each distinct kernel name of `trace` (key: the
+/// kernel's `(name, mangled)` pair, `mangled` left out under `compat`),
+/// worked out exactly as [`build`] gives it to the records, once per
+/// distinct name; and how many names look mangled but do not demangle
+/// ([`BuildStats::undemangled_names`]). For reports that need a kernel's
+/// short name and not its record.
+pub fn short_names(
+    trace: &Trace,
+    compat: bool,
+) -> (HashMap<(StrRef, Option<StrRef>), String>, u64) {
+    let names = names(trace, compat);
+    let failed = names.values().filter(|n| n.failed).count() as u64;
+    let short = names.into_iter().map(|(k, n)| (k, n.short)).collect();
+    (short, failed)
+}
+
+/// The key of `k` in [`short_names`]' map.
+pub fn name_key(k: &Kernel, compat: bool) -> (StrRef, Option<StrRef>) {
+    (k.name, if compat { None } else { k.mangled })
+}
+
 /// Build every record, in PyProf's order, and hand them to `emit` a chunk
 /// at a time.
 ///
@@ -299,7 +320,7 @@ fn record<'t>(
     opts: BuildOptions,
 ) -> Record<'t> {
     let compat = opts.compat;
-    let key = (k.name, if compat { None } else { k.mangled });
+    let key = name_key(k, compat);
     let (long, short) = names
         .get(&key)
         .map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));

@@ -42,6 +42,14 @@ pub struct ReadOptions {
     /// that need no attribution (kernel, copy and API sums, utilization),
     /// which then skip the largest table of most exports.
     pub no_ranges: bool,
+    /// Do not join kernels to their launch calls (nsys exports: the CUDA
+    /// API table is not read, so [`Trace::launches`] is empty, every
+    /// kernel's `launch` is `None` and `stats.without_launch` is not
+    /// counted (0)): for questions about the kernels alone (kernel sums by
+    /// name, stream or device) whose caller prints no launch counts. Other
+    /// formats read their launches as usual. Implies nothing about
+    /// `no_ranges`, but ranges without launches enclose no kernel.
+    pub no_launches: bool,
 }
 
 impl ReadOptions {
@@ -55,6 +63,7 @@ impl ReadOptions {
             mem_events: true,
             syncs: true,
             no_ranges: false,
+            no_launches: false,
         }
     }
 }

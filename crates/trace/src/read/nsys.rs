@@ -95,6 +95,8 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
     };
     let mut api_calls = Vec::new();
     let launches = match db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME") {
+        // the caller asked about the kernels alone
+        Some(_) if opts.no_launches && !opts.api_calls => Vec::new(),
         Some(t) => {
             let all = opts.api_calls.then_some(&mut api_calls);
             read_launches(db, &t, &mut kernels, &mut memops, &mut strings, all)?
@@ -109,7 +111,9 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
             Vec::new()
         }
     };
-    stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
+    if !opts.no_launches || opts.api_calls {
+        stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
+    }
     stats.api_calls = api_calls.len() as u64;
     let devices = read_devices(db, &kernels, &launches, &mut notes)?;
     let mem_events = if opts.mem_events {
