@@ -267,7 +267,7 @@ fn kernel_sums(path: &std::path::Path, args: &SummaryArgs) -> anyhow::Result<Sum
         _ => {
             let (short, undemangled) = build::short_names(&trace, false);
             // name → group, looked up by the name's id
-            let group: rprof_trace::FastMap<_, usize> = short
+            let group: rprof_trace::model::FastMap<_, usize> = short
                 .iter()
                 .map(|(&key, name)| (key, sum.text_group(name)))
                 .collect();
