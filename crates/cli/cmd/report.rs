@@ -165,19 +165,23 @@ fn one_profile(
     // their own (host::ThreadRanges, mem's Enclosing)
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
     timing.lap("attribute");
-    let mem = rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default());
-    timing.lap("mem");
-    let steps = {
-        let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
-            .map(|l| enclosing.of(l).last().copied())
-            .collect();
-        rprof_report::steps::compute(
-            &trace,
-            &rprof_report::steps::StepOptions { pattern: None },
-            &innermost,
-        )
-    };
-    timing.lap("steps");
+    // the memory and step views side by side, on the two cores (the idle
+    // view after them: its scratch memory with the memory view's would
+    // raise the peak)
+    let (mem, steps) = rayon::join(
+        || rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default()),
+        || {
+            let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
+                .map(|l| enclosing.of(l).last().copied())
+                .collect();
+            rprof_report::steps::compute(
+                &trace,
+                &rprof_report::steps::StepOptions { pattern: None },
+                &innermost,
+            )
+        },
+    );
+    timing.lap("mem and steps");
     let idle = rprof_report::idle::compute(&trace, &rprof_report::idle::IdleOptions::default());
     timing.lap("idle");
     let timeline = html::Timeline::new(
@@ -205,13 +209,24 @@ fn one_profile(
         "building records and op models",
         false,
     );
-    let stats = build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
-        records.inc(recs.len() as u64);
-        let resolved = models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
-        builder.add(recs, &est);
-        anyhow::Ok(())
-    })?;
+    // two threads: one builds each chunk's records and runs the op models'
+    // backward lookup on them (sequential, in record order), the other
+    // runs the models (in parallel) and the page's sums on the chunk
+    // before
+    let stats = build::build_overlapped(
+        &trace,
+        &enclosing,
+        BuildOptions::default(),
+        |recs| {
+            records.inc(recs.len() as u64);
+            models.resolve(recs)
+        },
+        |recs, resolved| {
+            let est = model::estimate(recs, &resolved);
+            builder.add(recs, &est);
+            anyhow::Ok(())
+        },
+    )?;
     drop(records);
     timing.lap("records and op models");
     if !quiet {
