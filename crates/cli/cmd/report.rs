@@ -272,8 +272,20 @@ impl Timing {
                 .unwrap_or("?")
                 .to_owned()
         };
+        // CPU time of every thread so far (user + system), from getrusage:
+        // on a shared machine the wall time of a phase says little
+        let cpu_s = {
+            // SAFETY: getrusage writes the struct it is given and nothing else
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
+                let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+                format!("{:.3}", s(ru.ru_utime) + s(ru.ru_stime))
+            } else {
+                "?".to_owned()
+            }
+        };
         eprintln!(
-            "timing: {what}: {:.3} s since start; RSS {} kB, peak {} kB",
+            "timing: {what}: {:.3} s since start, CPU {cpu_s} s; RSS {} kB, peak {} kB",
             t0.elapsed().as_secs_f64(),
             kb("VmRSS:"),
             kb("VmHWM:")
