@@ -3,48 +3,52 @@
 //! `prepare` called once per chunk in order, and a sink's error returned
 //! with the builder stopped a bounded number of chunks ahead.
 
-use rprof_testkit::{Synth, SynthGpu, SynthKernel, SynthRange};
 use rprof_trace::attribute;
 use rprof_trace::build::{self, BuildOptions, CHUNK};
 use rprof_trace::read::{self, ReadOptions};
 
-/// Kernels enough for several chunks (each with a launch inside a layer
-/// range and a per-kernel op range), some without a launch.
+/// A PyTorch-profiler trace (written in one go: a synthetic SQLite export
+/// commits row by row) with kernels enough for several chunks: each
+/// launched inside a per-kernel operator with a sequence number, every
+/// tenth operator inside a layer annotation, some kernels without a launch.
 fn synthetic(path: &std::path::Path) -> usize {
-    let mut s = Synth::default();
-    s.gpus.push(SynthGpu::a100());
     let n = 2 * CHUNK + 123;
-    for i in 0..n as i64 {
-        let t = 10_000 + i * 1_000;
-        let mut k = SynthKernel::new(
-            &format!("void k{}<float>(float*)", i % 7),
-            t + 400,
-            t + 450 + i % 5,
-            i + 1,
-        )
-        .launched_at(t + 100, t + 150);
-        if i % 97 == 0 {
-            k.launch = None;
-        }
-        s.kernels.push(k);
-        s.ranges.push(SynthRange::push(
-            &format!("aten::mm, seq = {i}"),
-            t + 50,
-            t + 200,
-        ));
+    let mut events: Vec<String> = Vec::with_capacity(4 * n);
+    for i in 0..n {
+        let t = 10 + i * 10; // µs
         if i % 10 == 0 {
-            s.ranges
-                .push(SynthRange::push(&format!("layer{}", i / 10), t, t + 9_999));
+            events.push(format!(
+                r#"{{"ph":"X","cat":"user_annotation","name":"layer{}","pid":1,"tid":1,"ts":{t},"dur":99.9}}"#,
+                i / 10
+            ));
         }
+        events.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":{}.5,"dur":2,"args":{{"Sequence number":{i}}}}}"#,
+            t
+        ));
+        let corr = i + 1;
+        if i % 97 != 0 {
+            events.push(format!(
+                r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{}.6,"dur":1,"args":{{"correlation":{corr}}}}}"#,
+                t
+            ));
+        }
+        events.push(format!(
+            r#"{{"ph":"X","cat":"kernel","name":"k{}","pid":0,"tid":7,"ts":{}.2,"dur":{},"args":{{"device":0,"stream":7,"correlation":{corr}}}}}"#,
+            i % 7,
+            t + 4,
+            1 + i % 5
+        ));
     }
-    s.write_nsys(path).unwrap();
+    let json = format!(r#"{{"traceEvents":[{}]}}"#, events.join(",\n"));
+    std::fs::write(path, json).unwrap();
     n
 }
 
 #[test]
 fn overlapped_build_gives_the_same_records_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.sqlite");
+    let path = dir.path().join("t.json");
     let n = synthetic(&path);
     let mut trace = read::read(&path, ReadOptions::everything()).unwrap();
     let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
@@ -99,7 +103,7 @@ fn overlapped_build_gives_the_same_records_in_order() {
 #[test]
 fn overlapped_build_stops_on_the_sinks_error() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.sqlite");
+    let path = dir.path().join("t.json");
     synthetic(&path);
     let mut trace = read::read(&path, ReadOptions::default()).unwrap();
     let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
