@@ -19,6 +19,7 @@ mod kineto;
 mod loaders;
 mod mem;
 mod model;
+mod overlap;
 mod parse;
 mod prof;
 mod records;

@@ -165,19 +165,23 @@ fn one_profile(
     // their own (host::ThreadRanges, mem's Enclosing)
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
     timing.lap("attribute");
-    let mem = rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default());
-    timing.lap("mem");
-    let steps = {
-        let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
-            .map(|l| enclosing.of(l).last().copied())
-            .collect();
-        rprof_report::steps::compute(
-            &trace,
-            &rprof_report::steps::StepOptions { pattern: None },
-            &innermost,
-        )
-    };
-    timing.lap("steps");
+    // the memory and step views side by side, on the two cores (the idle
+    // view after them: its scratch memory with the memory view's would
+    // raise the peak)
+    let (mem, steps) = rayon::join(
+        || rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default()),
+        || {
+            let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
+                .map(|l| enclosing.of(l).last().copied())
+                .collect();
+            rprof_report::steps::compute(
+                &trace,
+                &rprof_report::steps::StepOptions { pattern: None },
+                &innermost,
+            )
+        },
+    );
+    timing.lap("mem and steps");
     let idle = rprof_report::idle::compute(&trace, &rprof_report::idle::IdleOptions::default());
     timing.lap("idle");
     let timeline = html::Timeline::new(
@@ -205,13 +209,24 @@ fn one_profile(
         "building records and op models",
         false,
     );
-    let stats = build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
-        records.inc(recs.len() as u64);
-        let resolved = models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
-        builder.add(recs, &est);
-        anyhow::Ok(())
-    })?;
+    // two threads: one builds each chunk's records and runs the op models'
+    // backward lookup on them (sequential, in record order), the other
+    // runs the models (in parallel) and the page's sums on the chunk
+    // before
+    let stats = build::build_overlapped(
+        &trace,
+        &enclosing,
+        BuildOptions::default(),
+        |recs| {
+            records.inc(recs.len() as u64);
+            models.resolve(recs)
+        },
+        |recs, resolved| {
+            let est = model::estimate(recs, &resolved);
+            builder.add(recs, &est);
+            anyhow::Ok(())
+        },
+    )?;
     drop(records);
     timing.lap("records and op models");
     if !quiet {
@@ -257,8 +272,20 @@ impl Timing {
                 .unwrap_or("?")
                 .to_owned()
         };
+        // CPU time of every thread so far (user + system), from getrusage:
+        // on a shared machine the wall time of a phase says little
+        let cpu_s = {
+            // SAFETY: getrusage writes the struct it is given and nothing else
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
+                let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+                format!("{:.3}", s(ru.ru_utime) + s(ru.ru_stime))
+            } else {
+                "?".to_owned()
+            }
+        };
         eprintln!(
-            "timing: {what}: {:.3} s since start; RSS {} kB, peak {} kB",
+            "timing: {what}: {:.3} s since start, CPU {cpu_s} s; RSS {} kB, peak {} kB",
             t0.elapsed().as_secs_f64(),
             kb("VmRSS:"),
             kb("VmHWM:")

@@ -164,6 +164,33 @@ pub fn build<E: From<Error>>(
     opts: BuildOptions,
     mut emit: impl FnMut(&[Record<'_>]) -> std::result::Result<(), E>,
 ) -> std::result::Result<BuildStats, E> {
+    build_with(trace, enclosing, opts, false, |_| (), |recs, ()| emit(recs))
+}
+
+/// [`build`] on two threads: a second thread builds each chunk's records
+/// and runs `prepare` on them (in chunk order, so `prepare` may keep state
+/// from chunk to chunk), while `emit` consumes the chunk before on the
+/// calling thread, with what `prepare` returned for it. At most three
+/// chunks are alive at once (one being built, one waiting, one emitted).
+/// The output is the same as [`build`]'s: every chunk, in order.
+pub fn build_overlapped<T: Send, E: From<Error>>(
+    trace: &Trace,
+    enclosing: &Enclosing,
+    opts: BuildOptions,
+    prepare: impl FnMut(&[Record<'_>]) -> T + Send,
+    emit: impl FnMut(&[Record<'_>], T) -> std::result::Result<(), E>,
+) -> std::result::Result<BuildStats, E> {
+    build_with(trace, enclosing, opts, true, prepare, emit)
+}
+
+fn build_with<T: Send, E: From<Error>>(
+    trace: &Trace,
+    enclosing: &Enclosing,
+    opts: BuildOptions,
+    overlap: bool,
+    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
+    mut emit: impl FnMut(&[Record<'_>], T) -> std::result::Result<(), E>,
+) -> std::result::Result<BuildStats, E> {
     let compat = opts.compat;
     let path = trace.path.clone();
     let names = names(trace, compat);
@@ -226,7 +253,7 @@ pub fn build<E: From<Error>>(
         chunks.push(c);
         rest = r;
     }
-    for chunk in chunks {
+    let mut make = |chunk: &[u32], stats: &mut BuildStats| -> Vec<Record<'_>> {
         // Which enclosing ranges each kernel sees. In compat mode PyProf has
         // deleted, per thread, every range that ended before an earlier
         // processed kernel's launch started.
@@ -305,9 +332,49 @@ pub fn build<E: From<Error>>(
             records.push(record(trace, enclosing, k, &names, c, ids, opts));
         }
         stats.records += records.len() as u64;
-        emit(&records)?;
+        records
+    };
+    if !overlap {
+        for chunk in chunks {
+            let records = make(chunk, &mut stats);
+            let prepared = prepare(&records);
+            emit(&records, prepared)?;
+        }
+        return Ok(stats);
     }
-    Ok(stats)
+    std::thread::scope(|scope| {
+        // one chunk waits while the next is built: the builder runs at most
+        // one chunk ahead of the sink
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Record<'_>>, T)>(1);
+        let builder = scope.spawn(move || {
+            for chunk in chunks {
+                let records = make(chunk, &mut stats);
+                let prepared = prepare(&records);
+                if tx.send((records, prepared)).is_err() {
+                    // the sink stopped (its error is returned below)
+                    break;
+                }
+            }
+            stats
+        });
+        let mut failed = None;
+        for (records, prepared) in rx.iter() {
+            if let Err(e) = emit(&records, prepared) {
+                failed = Some(e);
+                break;
+            }
+        }
+        // the builder's next send fails once the receiver is gone
+        drop(rx);
+        let stats = match builder.join() {
+            Ok(s) => s,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(stats),
+        }
+    })
 }
 
 fn record<'t>(
