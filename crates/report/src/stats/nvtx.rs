@@ -24,12 +24,78 @@ fn rank_names(names: &Names, ids: impl IntoIterator<Item = NameId>) -> Vec<u32> 
             used.push(id);
         }
     }
-    // interned: distinct ids have distinct texts
-    used.sort_unstable_by(|&a, &b| names.get(a).as_bytes().cmp(names.get(b).as_bytes()));
+    sort_by_text(names, &mut used);
     for (i, id) in used.into_iter().enumerate() {
         rank[id as usize] = i as u32;
     }
     rank
+}
+
+/// A sort key of [`sort_by_text`]: 16 bytes of a name from some depth on,
+/// big-endian and padded with zeros; how many of its bytes lie there (17:
+/// the name goes on past them); the id.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct TextKey {
+    hi: u64,
+    lo: u64,
+    len: u8,
+    id: NameId,
+}
+
+impl TextKey {
+    fn of(names: &Names, id: NameId, depth: usize) -> TextKey {
+        let rest = names.get(id).as_bytes().get(depth..).unwrap_or(&[]);
+        let mut chunk = [0u8; 16];
+        let n = rest.len().min(16);
+        chunk[..n].copy_from_slice(&rest[..n]);
+        let (hi, lo) = chunk.split_at(8);
+        let word = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+        TextKey {
+            hi: word(hi),
+            lo: word(lo),
+            len: rest.len().min(17) as u8,
+            id,
+        }
+    }
+}
+
+/// Sort `ids` by their names' bytes (interned: distinct ids have distinct
+/// texts). Hand-written for speed: a large export has millions of distinct
+/// names sharing long prefixes (`aten::empty, op_id = 990346`), and a
+/// comparison sort fetched two names from the arena at every comparison.
+/// Here each pass sorts integer keys made of 16 bytes of each name, and
+/// only the runs of names that agree on all of them (and go on) take the
+/// next 16 bytes, as a most-significant-digit radix sort does.
+fn sort_by_text(names: &Names, ids: &mut [NameId]) {
+    use rayon::slice::ParallelSliceMut as _;
+    // the arena in order for the first pass
+    ids.sort_unstable();
+    let mut work = vec![(0, ids.len(), 0)];
+    let mut keys: Vec<TextKey> = Vec::new();
+    while let Some((a, b, depth)) = work.pop() {
+        let Some(part) = ids.get_mut(a..b) else {
+            continue;
+        };
+        keys.clear();
+        keys.extend(part.iter().map(|&id| TextKey::of(names, id, depth)));
+        // keys are distinct (ids are), so any sort gives one order
+        keys.par_sort_unstable();
+        for (slot, k) in part.iter_mut().zip(&keys) {
+            *slot = k.id;
+        }
+        let mut i = 0;
+        while i < keys.len() {
+            let k = keys[i];
+            let mut j = i + 1;
+            while j < keys.len() && (keys[j].hi, keys[j].lo, keys[j].len) == (k.hi, k.lo, k.len) {
+                j += 1;
+            }
+            if j - i > 1 && k.len == 17 {
+                work.push((a + i, a + j, depth + 16));
+            }
+            i = j;
+        }
+    }
 }
 
 /// Group `(key, sample)` pairs: sorted, each run of one key gives its key,
@@ -116,13 +182,10 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         rows.push((s, n, st));
     });
     // nsys: total (desc); ties in GROUP BY order, the name's bytes and style
-    let names = &v.data.names;
-    rows.sort_unstable_by(|a, b| {
-        b.0.total
-            .cmp(&a.0.total)
-            .then_with(|| names.get(a.1).as_bytes().cmp(names.get(b.1).as_bytes()))
-            .then(a.2.cmp(&b.2))
-    });
+    // (names by pre-computed ranks)
+    let rank = rank_names(&v.data.names, rows.iter().map(|r| r.1));
+    let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
+    rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.0.total), rank_of(r.1), r.2));
     t.source = Some(Box::new(RangeSumRows { rows, grand }));
     t
 }
@@ -738,19 +801,9 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         i = j;
     }
     drop(pairs);
-    let names = &v.data.names;
-    rows.sort_unstable_by(|a, b| {
-        b.stat
-            .total
-            .cmp(&a.stat.total)
-            .then_with(|| {
-                names
-                    .get(a.name)
-                    .as_bytes()
-                    .cmp(names.get(b.name).as_bytes())
-            })
-            .then(a.style.cmp(&b.style))
-    });
+    let rank = rank_names(&v.data.names, rows.iter().map(|r| r.name));
+    let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
+    rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), rank_of(r.name), r.style));
     t.source = Some(Box::new(ProjSumRows { rows }));
     t
 }

@@ -573,6 +573,39 @@ fn dedupe_unversioned(rows: &mut Vec<ApiRow>) -> u64 {
     (before - rows.len()) as u64
 }
 
+/// Most names [`read_nvtx`] reserves room for up front (beyond it the
+/// table grows as needed).
+const MAX_NAMES_RESERVED: usize = 1 << 23;
+
+/// `max(max(start), max(end))` over integer columns, one row at a time.
+#[derive(Default)]
+struct TimeMax {
+    start: Option<i64>,
+    end: Option<i64>,
+    /// A value that is neither an integer nor NULL was seen: SQLite orders
+    /// such values by type, so its own query must answer.
+    odd: bool,
+}
+
+impl TimeMax {
+    fn add(&mut self, start: rusqlite::types::ValueRef<'_>, end: rusqlite::types::ValueRef<'_>) {
+        use rusqlite::types::ValueRef;
+        for (v, m) in [(start, &mut self.start), (end, &mut self.end)] {
+            match v {
+                ValueRef::Integer(x) => *m = Some(m.map_or(x, |y| y.max(x))),
+                ValueRef::Null => {}
+                _ => self.odd = true,
+            }
+        }
+    }
+
+    /// NULL when either column has no value, as SQLite's two-argument
+    /// `max` is.
+    fn value(&self) -> Option<i64> {
+        Some(self.start?.max(self.end?))
+    }
+}
+
 fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
     let Some(table) = db.resolve("NVTX_EVENTS") else {
         return Ok(());
@@ -591,14 +624,6 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
         ],
         &["start", "eventType"],
     )?;
-    // the largest time in the table, and among the ranges alone
-    data.nvtx_max_ns = db.scalar_i64(&format!(
-        "SELECT max(max(start), max(end)) FROM \"{table}\""
-    ));
-    data.nvtx_range_max_ns = db.scalar_i64(&format!(
-        "SELECT max(max(start), max(end)) FROM \"{table}\" WHERE eventType IN \
-         ({NVTX_PUSHPOP}, {NVTX_STARTEND}, {NVTXT_PUSHPOP}, {NVTXT_STARTEND})"
-    ));
     // domains: the first creation per (process, domain id)
     let mut domains: FastMap<(u64, i64), (i64, String)> = FastMap::default();
     struct Raw {
@@ -613,16 +638,40 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     }
     let mut raws = Vec::new();
     let names = &mut data.names;
+    // the arena's table sized once: growing it re-hashed millions of texts
+    // (rows with a registered string need no entry, so this is at most)
+    let rows = db
+        .scalar_i64(&format!("SELECT max(rowid) FROM \"{table}\""))
+        .unwrap_or(0);
+    names.reserve(usize::try_from(rows).unwrap_or(0).min(MAX_NAMES_RESERVED));
     let mut nulls = 0u64;
+    // the largest time in the table and among the ranges alone, as
+    // `max(max(start), max(end))` computes them, from this one scan (two
+    // more full scans took a large share of the NVTX reports' time)
+    let mut all_max = TimeMax::default();
+    let mut range_max = TimeMax::default();
     each_row(
         db,
         &format!("table {table}"),
-        &format!(
-            "SELECT rowid, {list} FROM \"{table}\" WHERE eventType IN ({NVTX_PUSHPOP}, {NVTX_STARTEND}, \
-             {NVTXT_PUSHPOP}, {NVTXT_STARTEND}, {NVTX_DOMAIN_CREATE})"
-        ),
+        &format!("SELECT rowid, {list} FROM \"{table}\""),
         |r| {
-            let ty = int_at(r, 3)?.unwrap_or(0);
+            use rusqlite::types::ValueRef;
+            let ty = match r.get_ref(3)? {
+                ValueRef::Integer(x) => Some(x),
+                _ => None,
+            };
+            let is_range = matches!(
+                ty,
+                Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
+            );
+            let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
+            all_max.add(s0, e0);
+            if is_range {
+                range_max.add(s0, e0);
+            } else if ty != Some(NVTX_DOMAIN_CREATE) {
+                return Ok(());
+            }
+            let ty = ty.unwrap_or(0);
             let g = int_at(r, 4)?.unwrap_or(0);
             let Some(start) = int_at(r, 1)? else {
                 if ty != NVTX_DOMAIN_CREATE {
@@ -671,6 +720,19 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
             Ok(())
         },
     )?;
+    if all_max.odd || range_max.odd {
+        // values other than integers: SQLite's own ordering of types
+        data.nvtx_max_ns = db.scalar_i64(&format!(
+            "SELECT max(max(start), max(end)) FROM \"{table}\""
+        ));
+        data.nvtx_range_max_ns = db.scalar_i64(&format!(
+            "SELECT max(max(start), max(end)) FROM \"{table}\" WHERE eventType IN \
+             ({NVTX_PUSHPOP}, {NVTX_STARTEND}, {NVTXT_PUSHPOP}, {NVTXT_STARTEND})"
+        ));
+    } else {
+        data.nvtx_max_ns = all_max.value();
+        data.nvtx_range_max_ns = range_max.value();
+    }
     let empty = data.names.intern("");
     let mut domain_ids: FastMap<(u64, i64), u32> = FastMap::default();
     let mut joined: FastMap<(u32, u32), u32> = FastMap::default();
