@@ -68,14 +68,14 @@ impl TextKey {
 /// next 16 bytes, as a most-significant-digit radix sort does.
 fn sort_by_text(names: &Names, ids: &mut [NameId]) {
     use rayon::slice::ParallelSliceMut as _;
-    // the arena in order for the first pass
-    ids.sort_unstable();
     let mut work = vec![(0, ids.len(), 0)];
     let mut keys: Vec<TextKey> = Vec::new();
     while let Some((a, b, depth)) = work.pop() {
         let Some(part) = ids.get_mut(a..b) else {
             continue;
         };
+        // the names in arena order: each pass reads the arena forwards
+        part.sort_unstable();
         keys.clear();
         keys.extend(part.iter().map(|&id| TextKey::of(names, id, depth)));
         // keys are distinct (ids are), so any sort gives one order

@@ -573,6 +573,9 @@ fn dedupe_unversioned(rows: &mut Vec<ApiRow>) -> u64 {
     (before - rows.len()) as u64
 }
 
+/// A range without text, until the empty name is interned.
+const NO_TEXT: u32 = u32::MAX;
+
 /// Most names [`read_nvtx`] reserves room for up front (beyond it the
 /// table grows as needed).
 const MAX_NAMES_RESERVED: usize = 1 << 23;
@@ -626,17 +629,10 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     )?;
     // domains: the first creation per (process, domain id)
     let mut domains: FastMap<(u64, i64), (i64, String)> = FastMap::default();
-    struct Raw {
-        id: i64,
-        start: i64,
-        end: Option<i64>,
-        style: RangeStyle,
-        g: i64,
-        elsewhere: bool,
-        domain: i64,
-        text: Option<u32>,
-    }
-    let mut raws = Vec::new();
+    // the rows, as the scan makes them (their names are the texts until the
+    // domains are known), and each row's domain id
+    let mut out: Vec<NvtxRow> = Vec::new();
+    let mut raw_domains: Vec<i64> = Vec::new();
     let names = &mut data.names;
     // the arena's table sized once: growing it re-hashed millions of texts
     // (rows with a registered string need no entry, so this is at most)
@@ -707,16 +703,20 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
                     _ => text_at(r, 8)?.map(|s| names.intern(&s)),
                 },
             };
-            raws.push(Raw {
+            let text = text.unwrap_or(NO_TEXT);
+            out.push(NvtxRow {
                 id: int_at(r, 0)?.unwrap_or(0),
-                start,
-                end: int_at(r, 2)?,
+                start_ns: start,
+                end_ns: int_at(r, 2)?,
+                name: text,
                 style,
-                g,
-                elsewhere: int_at(r, 5)?.is_some(),
-                domain: int_at(r, 6)?.unwrap_or(0),
+                pid: pid_of(g),
+                tid: tid_of(g),
+                ends_elsewhere: int_at(r, 5)?.is_some(),
                 text,
+                domain: None,
             });
+            raw_domains.push(int_at(r, 6)?.unwrap_or(0));
             Ok(())
         },
     )?;
@@ -736,35 +736,28 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     let empty = data.names.intern("");
     let mut domain_ids: FastMap<(u64, i64), u32> = FastMap::default();
     let mut joined: FastMap<(u32, u32), u32> = FastMap::default();
-    let mut out = Vec::with_capacity(raws.len());
-    for r in raws {
-        let pid = pid_of(r.g);
-        let text = r.text.unwrap_or(empty);
-        let domain = domains.get(&(pid, r.domain)).map(|(_, d)| {
+    for (row, &raw_domain) in out.iter_mut().zip(&raw_domains) {
+        if row.text == NO_TEXT {
+            row.text = empty;
+        }
+        let pid = row.pid;
+        let domain = domains.get(&(pid, raw_domain)).map(|(_, d)| {
             *domain_ids
-                .entry((pid, r.domain))
+                .entry((pid, raw_domain))
                 .or_insert_with(|| data.names.intern(d))
         });
-        let name = match domain {
-            Some(d) => *joined.entry((d, text)).or_insert_with(|| {
+        if let Some(d) = domain {
+            let text = row.text;
+            row.name = *joined.entry((d, text)).or_insert_with(|| {
                 let s = format!("{}:{}", data.names.get(d), data.names.get(text));
                 data.names.intern(&s)
-            }),
-            None => text,
-        };
-        out.push(NvtxRow {
-            id: r.id,
-            start_ns: r.start,
-            end_ns: r.end,
-            name,
-            style: r.style,
-            pid,
-            tid: tid_of(r.g),
-            ends_elsewhere: r.elsewhere,
-            text,
-            domain,
-        });
+            });
+        } else {
+            row.name = row.text;
+        }
+        row.domain = domain;
     }
+    drop(raw_domains);
     data.drop_rows("NVTX range rows with a NULL start", nulls);
     let open = out.iter().filter(|r| r.end_ns.is_none()).count();
     if open > 0 {
