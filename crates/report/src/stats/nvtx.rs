@@ -67,7 +67,6 @@ impl TextKey {
 /// only the runs of names that agree on all of them (and go on) take the
 /// next 16 bytes, as a most-significant-digit radix sort does.
 fn sort_by_text(names: &Names, ids: &mut [NameId]) {
-    use rayon::slice::ParallelSliceMut as _;
     let mut work = vec![(0, ids.len(), 0)];
     let mut keys: Vec<TextKey> = Vec::new();
     while let Some((a, b, depth)) = work.pop() {
@@ -79,7 +78,7 @@ fn sort_by_text(names: &Names, ids: &mut [NameId]) {
         keys.clear();
         keys.extend(part.iter().map(|&id| TextKey::of(names, id, depth)));
         // keys are distinct (ids are), so any sort gives one order
-        keys.par_sort_unstable();
+        keys.sort_unstable();
         for (slot, k) in part.iter_mut().zip(&keys) {
             *slot = k.id;
         }
@@ -959,5 +958,50 @@ impl RowSource for ProjTraceRows {
                 let _ = write!(text, ":{id}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rank_names` against a plain sort of the texts by their bytes, on
+    /// names that agree on 16 and 32 bytes, end inside a key, hold NUL and
+    /// non-ASCII bytes.
+    #[test]
+    fn ranks_names_by_their_bytes() {
+        let texts = [
+            "aten::empty, op_id = 990346",
+            "aten::empty, op_id = 99034",
+            "aten::empty, op_id = 9903460",
+            "aten::empty, op_",
+            "aten::empty, op_\0",
+            "aten::empty, op_\0x",
+            "aten::empty, op_id = 990346, and then some more bytes",
+            "aten::empty, op_id = 990346, and then some more bytez",
+            "",
+            "a",
+            "\u{e9}t\u{e9}",
+            "\u{ff}",
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzy",
+            "unused by the rows",
+        ];
+        let mut names = Names::default();
+        let ids: Vec<NameId> = texts.iter().map(|t| names.intern(t)).collect();
+        let used = &ids[..ids.len() - 1];
+        let rank = rank_names(&names, used.iter().rev().copied());
+        let mut expected: Vec<&str> = texts[..texts.len() - 1].to_vec();
+        expected.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let mut got: Vec<(u32, &str)> = used
+            .iter()
+            .map(|&id| (rank[id as usize], names.get(id)))
+            .collect();
+        got.sort_unstable();
+        let ranks: Vec<u32> = got.iter().map(|g| g.0).collect();
+        assert_eq!(ranks, (0..used.len() as u32).collect::<Vec<_>>());
+        assert_eq!(got.into_iter().map(|g| g.1).collect::<Vec<_>>(), expected);
+        assert_eq!(rank[ids[ids.len() - 1] as usize], u32::MAX);
     }
 }
