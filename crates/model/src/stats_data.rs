@@ -69,6 +69,14 @@ impl Names {
         id
     }
 
+    /// Room for `n` more names in the hash table without growing it (its
+    /// growth re-hashes every name from the arena, in random order).
+    pub fn reserve(&mut self, n: usize) {
+        let (text, ends) = (&self.text, &self.ends);
+        self.index
+            .reserve(n, |&id| hash_name(name_at(text, ends, id)));
+    }
+
     /// The text of `id` (empty for an unknown id).
     pub fn get(&self, id: NameId) -> &str {
         name_at(&self.text, &self.ends, id)

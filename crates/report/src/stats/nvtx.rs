@@ -24,40 +24,95 @@ fn rank_names(names: &Names, ids: impl IntoIterator<Item = NameId>) -> Vec<u32> 
             used.push(id);
         }
     }
-    // interned: distinct ids have distinct texts
-    used.sort_unstable_by(|&a, &b| names.get(a).as_bytes().cmp(names.get(b).as_bytes()));
+    sort_by_text(names, &mut used);
     for (i, id) in used.into_iter().enumerate() {
         rank[id as usize] = i as u32;
     }
     rank
 }
 
-/// Group `(key, sample)` pairs: sorted, each run of one key gives its key,
-/// the statistics of its samples and the run's positions.
-fn runs<K: Ord + Copy>(
-    mut pairs: Vec<(K, i64)>,
-    mut f: impl FnMut(K, Stat, std::ops::Range<usize>),
-) {
-    pairs.sort_unstable();
-    let mut samples = Vec::new();
-    let mut i = 0;
-    while i < pairs.len() {
-        let k = pairs[i].0;
-        let mut j = i;
-        samples.clear();
-        while j < pairs.len() && pairs[j].0 == k {
-            samples.push(pairs[j].1);
-            j += 1;
+/// A sort key of [`sort_by_text`]: 16 bytes of a name from some depth on,
+/// big-endian and padded with zeros; how many of its bytes lie there (17:
+/// the name goes on past them); the id.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct TextKey {
+    hi: u64,
+    lo: u64,
+    len: u8,
+    id: NameId,
+}
+
+impl TextKey {
+    fn of(names: &Names, id: NameId, depth: usize) -> TextKey {
+        let rest = names.get(id).as_bytes().get(depth..).unwrap_or(&[]);
+        let mut chunk = [0u8; 16];
+        let n = rest.len().min(16);
+        chunk[..n].copy_from_slice(&rest[..n]);
+        let (hi, lo) = chunk.split_at(8);
+        let word = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+        TextKey {
+            hi: word(hi),
+            lo: word(lo),
+            len: rest.len().min(17) as u8,
+            id,
         }
-        f(k, Stat::of_sorted(&samples), i..j);
-        i = j;
     }
 }
 
-/// Rows of the range sums: one per (name, style).
+/// Sort `ids` by their names' bytes (interned: distinct ids have distinct
+/// texts). Hand-written for speed: a large export has millions of distinct
+/// names sharing long prefixes (`aten::empty, op_id = 990346`), and a
+/// comparison sort fetched two names from the arena at every comparison.
+/// Here each pass sorts integer keys made of 16 bytes of each name, and
+/// only the runs of names that agree on all of them (and go on) take the
+/// next 16 bytes, as a most-significant-digit radix sort does.
+fn sort_by_text(names: &Names, ids: &mut [NameId]) {
+    let mut work = vec![(0, ids.len(), 0)];
+    let mut keys: Vec<TextKey> = Vec::new();
+    while let Some((a, b, depth)) = work.pop() {
+        let Some(part) = ids.get_mut(a..b) else {
+            continue;
+        };
+        // the names in arena order: each pass reads the arena forwards
+        part.sort_unstable();
+        keys.clear();
+        keys.extend(part.iter().map(|&id| TextKey::of(names, id, depth)));
+        // keys are distinct (ids are), so any sort gives one order
+        keys.sort_unstable();
+        for (slot, k) in part.iter_mut().zip(&keys) {
+            *slot = k.id;
+        }
+        let mut i = 0;
+        while i < keys.len() {
+            let k = keys[i];
+            let mut j = i + 1;
+            while j < keys.len() && (keys[j].hi, keys[j].lo, keys[j].len) == (k.hi, k.lo, k.len) {
+                j += 1;
+            }
+            if j - i > 1 && k.len == 17 {
+                work.push((a + i, a + j, depth + 16));
+            }
+            i = j;
+        }
+    }
+}
+
+/// One row of the range sums: a run of `pairs` (its samples, sorted).
+#[derive(Clone, Copy)]
+struct RangeSumRow {
+    start: u32,
+    len: u32,
+}
+
+/// Rows of the range sums: one per (name, style), each a run of the
+/// (key, duration) pairs, sorted by key and duration. Their statistics are
+/// computed as each row is written: a row of 8 bytes in place of a
+/// 64-byte one with its statistics (millions of rows on a large export).
 struct RangeSumRows {
-    rows: Vec<(Stat, NameId, Option<RangeStyle>)>,
+    pairs: Vec<((NameId, Option<RangeStyle>), i64)>,
+    rows: Vec<RangeSumRow>,
     grand: i128,
+    samples: RefCell<Vec<i64>>,
 }
 
 impl RowSource for RangeSumRows {
@@ -66,7 +121,17 @@ impl RowSource for RangeSumRows {
     }
 
     fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
-        let (s, name, style) = &self.rows[i];
+        let row = self.rows[i];
+        let a = row.start as usize;
+        let run = self.pairs.get(a..a + row.len as usize).unwrap_or(&[]);
+        let Some(&((name, style), _)) = run.first() else {
+            out.fill(Cell::Null);
+            return;
+        };
+        let mut samples = self.samples.borrow_mut();
+        samples.clear();
+        samples.extend(run.iter().map(|p| p.1));
+        let s = Stat::of_sorted(&samples);
         out[0] = percent(s.total, self.grand);
         out[1] = Cell::Int(s.total);
         out[2] = Cell::Int(s.count);
@@ -76,7 +141,7 @@ impl RowSource for RangeSumRows {
             set_text(&mut out[c], st.as_str());
             c += 1;
         }
-        set_text(&mut out[c], names.get(*name));
+        set_text(&mut out[c], names.get(name));
     }
 }
 
@@ -109,21 +174,47 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
             Some((key, end.saturating_sub(r.start_ns)))
         })
         .collect();
-    let mut rows = Vec::new();
-    let mut grand = 0i128;
-    runs(pairs, |(n, st), s, _| {
-        grand += i128::from(s.total);
-        rows.push((s, n, st));
-    });
+    let mut pairs = pairs;
+    pairs.sort_unstable();
     // nsys: total (desc); ties in GROUP BY order, the name's bytes and style
-    let names = &v.data.names;
-    rows.sort_unstable_by(|a, b| {
-        b.0.total
-            .cmp(&a.0.total)
-            .then_with(|| names.get(a.1).as_bytes().cmp(names.get(b.1).as_bytes()))
-            .then(a.2.cmp(&b.2))
-    });
-    t.source = Some(Box::new(RangeSumRows { rows, grand }));
+    // (names by pre-computed ranks)
+    let rank = rank_names(&v.data.names, pairs.iter().map(|p| p.0.0));
+    let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
+    let mut rows: Vec<(i64, u64, RangeSumRow)> = Vec::new();
+    let mut grand = 0i128;
+    let mut i = 0;
+    while i < pairs.len() {
+        let key = pairs[i].0;
+        let mut j = i;
+        let mut sum = 0i128;
+        while j < pairs.len() && pairs[j].0 == key {
+            sum += i128::from(pairs[j].1);
+            j += 1;
+        }
+        // as Stat's total: the exact sum, saturated
+        let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        grand += i128::from(total);
+        let order = u64::from(rank_of(key.0)) << 2 | u64::from(style_code(key.1));
+        rows.push((
+            total,
+            order,
+            RangeSumRow {
+                start: i as u32,
+                len: (j - i) as u32,
+            },
+        ));
+        i = j;
+    }
+    drop(rank);
+    rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
+    let mut rows: Vec<RangeSumRow> = rows.into_iter().map(|r| r.2).collect();
+    rows.shrink_to_fit();
+    t.source = Some(Box::new(RangeSumRows {
+        pairs,
+        rows,
+        grand,
+        samples: RefCell::new(Vec::new()),
+    }));
     t
 }
 
@@ -738,19 +829,9 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         i = j;
     }
     drop(pairs);
-    let names = &v.data.names;
-    rows.sort_unstable_by(|a, b| {
-        b.stat
-            .total
-            .cmp(&a.stat.total)
-            .then_with(|| {
-                names
-                    .get(a.name)
-                    .as_bytes()
-                    .cmp(names.get(b.name).as_bytes())
-            })
-            .then(a.style.cmp(&b.style))
-    });
+    let rank = rank_names(&v.data.names, rows.iter().map(|r| r.name));
+    let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
+    rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), rank_of(r.name), r.style));
     t.source = Some(Box::new(ProjSumRows { rows }));
     t
 }
@@ -877,5 +958,50 @@ impl RowSource for ProjTraceRows {
                 let _ = write!(text, ":{id}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rank_names` against a plain sort of the texts by their bytes, on
+    /// names that agree on 16 and 32 bytes, end inside a key, hold NUL and
+    /// non-ASCII bytes.
+    #[test]
+    fn ranks_names_by_their_bytes() {
+        let texts = [
+            "aten::empty, op_id = 990346",
+            "aten::empty, op_id = 99034",
+            "aten::empty, op_id = 9903460",
+            "aten::empty, op_",
+            "aten::empty, op_\0",
+            "aten::empty, op_\0x",
+            "aten::empty, op_id = 990346, and then some more bytes",
+            "aten::empty, op_id = 990346, and then some more bytez",
+            "",
+            "a",
+            "\u{e9}t\u{e9}",
+            "\u{ff}",
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzy",
+            "unused by the rows",
+        ];
+        let mut names = Names::default();
+        let ids: Vec<NameId> = texts.iter().map(|t| names.intern(t)).collect();
+        let used = &ids[..ids.len() - 1];
+        let rank = rank_names(&names, used.iter().rev().copied());
+        let mut expected: Vec<&str> = texts[..texts.len() - 1].to_vec();
+        expected.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let mut got: Vec<(u32, &str)> = used
+            .iter()
+            .map(|&id| (rank[id as usize], names.get(id)))
+            .collect();
+        got.sort_unstable();
+        let ranks: Vec<u32> = got.iter().map(|g| g.0).collect();
+        assert_eq!(ranks, (0..used.len() as u32).collect::<Vec<_>>());
+        assert_eq!(got.into_iter().map(|g| g.1).collect::<Vec<_>>(), expected);
+        assert_eq!(rank[ids[ids.len() - 1] as usize], u32::MAX);
     }
 }

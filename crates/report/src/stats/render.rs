@@ -187,9 +187,7 @@ fn cell_into(c: &Cell, col: &Col, o: &Options, buf: &mut String) -> bool {
         {
             scaled(buf, *f, o.mem.scale(), 3);
         }
-        (Cell::Int(i), _) => {
-            let _ = write!(buf, "{i}");
-        }
+        (Cell::Int(i), _) => buf.push_str(itoa::Buffer::new().format(*i)),
         (Cell::Round1(f), _) => one_decimal(buf, *f),
         (Cell::Float(f), _) => buf.push_str(&py_float(*f)),
     }
@@ -215,7 +213,9 @@ fn one_decimal(buf: &mut String, f: f64) {
         buf.push('-');
     }
     let a = m.unsigned_abs();
-    let _ = write!(buf, "{}.{}", a / 10, a % 10);
+    buf.push_str(itoa::Buffer::new().format(a / 10));
+    buf.push('.');
+    buf.push(char::from(b'0' + (a % 10) as u8));
 }
 
 /// A cell as text (`None`: empty, SQL NULL).

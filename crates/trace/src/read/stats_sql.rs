@@ -573,6 +573,42 @@ fn dedupe_unversioned(rows: &mut Vec<ApiRow>) -> u64 {
     (before - rows.len()) as u64
 }
 
+/// A range without text, until the empty name is interned.
+const NO_TEXT: u32 = u32::MAX;
+
+/// Most names [`read_nvtx`] reserves room for up front (beyond it the
+/// table grows as needed).
+const MAX_NAMES_RESERVED: usize = 1 << 23;
+
+/// `max(max(start), max(end))` over integer columns, one row at a time.
+#[derive(Default)]
+struct TimeMax {
+    start: Option<i64>,
+    end: Option<i64>,
+    /// A value that is neither an integer nor NULL was seen: SQLite orders
+    /// such values by type, so its own query must answer.
+    odd: bool,
+}
+
+impl TimeMax {
+    fn add(&mut self, start: rusqlite::types::ValueRef<'_>, end: rusqlite::types::ValueRef<'_>) {
+        use rusqlite::types::ValueRef;
+        for (v, m) in [(start, &mut self.start), (end, &mut self.end)] {
+            match v {
+                ValueRef::Integer(x) => *m = Some(m.map_or(x, |y| y.max(x))),
+                ValueRef::Null => {}
+                _ => self.odd = true,
+            }
+        }
+    }
+
+    /// NULL when either column has no value, as SQLite's two-argument
+    /// `max` is.
+    fn value(&self) -> Option<i64> {
+        Some(self.start?.max(self.end?))
+    }
+}
+
 fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
     let Some(table) = db.resolve("NVTX_EVENTS") else {
         return Ok(());
@@ -591,38 +627,47 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
         ],
         &["start", "eventType"],
     )?;
-    // the largest time in the table, and among the ranges alone
-    data.nvtx_max_ns = db.scalar_i64(&format!(
-        "SELECT max(max(start), max(end)) FROM \"{table}\""
-    ));
-    data.nvtx_range_max_ns = db.scalar_i64(&format!(
-        "SELECT max(max(start), max(end)) FROM \"{table}\" WHERE eventType IN \
-         ({NVTX_PUSHPOP}, {NVTX_STARTEND}, {NVTXT_PUSHPOP}, {NVTXT_STARTEND})"
-    ));
     // domains: the first creation per (process, domain id)
     let mut domains: FastMap<(u64, i64), (i64, String)> = FastMap::default();
-    struct Raw {
-        id: i64,
-        start: i64,
-        end: Option<i64>,
-        style: RangeStyle,
-        g: i64,
-        elsewhere: bool,
-        domain: i64,
-        text: Option<u32>,
-    }
-    let mut raws = Vec::new();
+    // the rows, as the scan makes them (their names are the texts until the
+    // domains are known), and each row's domain id
+    let mut out: Vec<NvtxRow> = Vec::new();
+    let mut raw_domains: Vec<i64> = Vec::new();
     let names = &mut data.names;
+    // the arena's table sized once: growing it re-hashed millions of texts
+    // (rows with a registered string need no entry, so this is at most)
+    let rows = db
+        .scalar_i64(&format!("SELECT max(rowid) FROM \"{table}\""))
+        .unwrap_or(0);
+    names.reserve(usize::try_from(rows).unwrap_or(0).min(MAX_NAMES_RESERVED));
     let mut nulls = 0u64;
+    // the largest time in the table and among the ranges alone, as
+    // `max(max(start), max(end))` computes them, from this one scan (two
+    // more full scans took a large share of the NVTX reports' time)
+    let mut all_max = TimeMax::default();
+    let mut range_max = TimeMax::default();
     each_row(
         db,
         &format!("table {table}"),
-        &format!(
-            "SELECT rowid, {list} FROM \"{table}\" WHERE eventType IN ({NVTX_PUSHPOP}, {NVTX_STARTEND}, \
-             {NVTXT_PUSHPOP}, {NVTXT_STARTEND}, {NVTX_DOMAIN_CREATE})"
-        ),
+        &format!("SELECT rowid, {list} FROM \"{table}\""),
         |r| {
-            let ty = int_at(r, 3)?.unwrap_or(0);
+            use rusqlite::types::ValueRef;
+            let ty = match r.get_ref(3)? {
+                ValueRef::Integer(x) => Some(x),
+                _ => None,
+            };
+            let is_range = matches!(
+                ty,
+                Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
+            );
+            let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
+            all_max.add(s0, e0);
+            if is_range {
+                range_max.add(s0, e0);
+            } else if ty != Some(NVTX_DOMAIN_CREATE) {
+                return Ok(());
+            }
+            let ty = ty.unwrap_or(0);
             let g = int_at(r, 4)?.unwrap_or(0);
             let Some(start) = int_at(r, 1)? else {
                 if ty != NVTX_DOMAIN_CREATE {
@@ -658,51 +703,61 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
                     _ => text_at(r, 8)?.map(|s| names.intern(&s)),
                 },
             };
-            raws.push(Raw {
+            let text = text.unwrap_or(NO_TEXT);
+            out.push(NvtxRow {
                 id: int_at(r, 0)?.unwrap_or(0),
-                start,
-                end: int_at(r, 2)?,
+                start_ns: start,
+                end_ns: int_at(r, 2)?,
+                name: text,
                 style,
-                g,
-                elsewhere: int_at(r, 5)?.is_some(),
-                domain: int_at(r, 6)?.unwrap_or(0),
+                pid: pid_of(g),
+                tid: tid_of(g),
+                ends_elsewhere: int_at(r, 5)?.is_some(),
                 text,
+                domain: None,
             });
+            raw_domains.push(int_at(r, 6)?.unwrap_or(0));
             Ok(())
         },
     )?;
+    if all_max.odd || range_max.odd {
+        // values other than integers: SQLite's own ordering of types
+        data.nvtx_max_ns = db.scalar_i64(&format!(
+            "SELECT max(max(start), max(end)) FROM \"{table}\""
+        ));
+        data.nvtx_range_max_ns = db.scalar_i64(&format!(
+            "SELECT max(max(start), max(end)) FROM \"{table}\" WHERE eventType IN \
+             ({NVTX_PUSHPOP}, {NVTX_STARTEND}, {NVTXT_PUSHPOP}, {NVTXT_STARTEND})"
+        ));
+    } else {
+        data.nvtx_max_ns = all_max.value();
+        data.nvtx_range_max_ns = range_max.value();
+    }
     let empty = data.names.intern("");
     let mut domain_ids: FastMap<(u64, i64), u32> = FastMap::default();
     let mut joined: FastMap<(u32, u32), u32> = FastMap::default();
-    let mut out = Vec::with_capacity(raws.len());
-    for r in raws {
-        let pid = pid_of(r.g);
-        let text = r.text.unwrap_or(empty);
-        let domain = domains.get(&(pid, r.domain)).map(|(_, d)| {
+    for (row, &raw_domain) in out.iter_mut().zip(&raw_domains) {
+        if row.text == NO_TEXT {
+            row.text = empty;
+        }
+        let pid = row.pid;
+        let domain = domains.get(&(pid, raw_domain)).map(|(_, d)| {
             *domain_ids
-                .entry((pid, r.domain))
+                .entry((pid, raw_domain))
                 .or_insert_with(|| data.names.intern(d))
         });
-        let name = match domain {
-            Some(d) => *joined.entry((d, text)).or_insert_with(|| {
+        if let Some(d) = domain {
+            let text = row.text;
+            row.name = *joined.entry((d, text)).or_insert_with(|| {
                 let s = format!("{}:{}", data.names.get(d), data.names.get(text));
                 data.names.intern(&s)
-            }),
-            None => text,
-        };
-        out.push(NvtxRow {
-            id: r.id,
-            start_ns: r.start,
-            end_ns: r.end,
-            name,
-            style: r.style,
-            pid,
-            tid: tid_of(r.g),
-            ends_elsewhere: r.elsewhere,
-            text,
-            domain,
-        });
+            });
+        } else {
+            row.name = row.text;
+        }
+        row.domain = domain;
     }
+    drop(raw_domains);
     data.drop_rows("NVTX range rows with a NULL start", nulls);
     let open = out.iter().filter(|r| r.end_ns.is_none()).count();
     if open > 0 {
