@@ -101,17 +101,21 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let mut w = out::create(args.output.as_deref(), &[given, path])?;
     let progress = Phase::bar(on, trace.kernels.len() as u64, "writing records", false);
     let format = args.format;
-    let built = build::build(
+    // the next chunk's records are built on a second thread while this
+    // one serializes and writes the chunk before
+    let built = build::build_overlapped(
         &trace,
         &enclosing,
         BuildOptions {
             compat: args.compat,
             stack: args.stack.form(args.stack_bytes),
         },
-        |records| {
-            // a few hundred records at a time: the bytes held before they
-            // are written stay bounded however long the records are
-            for part in records.chunks(256).flat_map(|sub| serialize(sub, format)) {
+        |_| (),
+        |records, ()| {
+            // a thousand records at a time, in parallel parts: the bytes
+            // held before they are written stay bounded however long the
+            // records are (at most 1024 × --stack-bytes of stacks)
+            for part in records.chunks(1024).flat_map(|sub| serialize(sub, format)) {
                 w.write_all(&part)?;
             }
             progress.inc(records.len() as u64);
@@ -211,7 +215,7 @@ fn report(args: &ParseArgs, trace: &rprof_trace::model::Trace, built: &build::Bu
 /// bytes are the same for any number of threads.
 fn serialize(records: &[Record<'_>], format: Format) -> Vec<Vec<u8>> {
     records
-        .par_chunks(1024)
+        .par_chunks(128)
         .map(|part| {
             let mut buf = Vec::with_capacity(part.len() * 1024);
             let mut s = String::new();
