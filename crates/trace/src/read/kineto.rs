@@ -19,6 +19,7 @@
 //! id`) are accepted too.
 
 use crate::{FastMap as HashMap, FastSet as HashSet};
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
@@ -149,8 +150,14 @@ pub(crate) fn micros_to_ns(text: &str) -> Option<i64> {
     Some(if neg { -ns } else { ns })
 }
 
-fn raw_str(v: &Option<&str>) -> Option<String> {
-    serde_json::from_str::<String>((*v)?).ok()
+/// A JSON string field's text: borrowed from the input when it has no
+/// escapes (most names), decoded otherwise; `None` if not a string.
+fn raw_str<'a>(v: &Option<&'a str>) -> Option<Cow<'a, str>> {
+    let raw = (*v)?;
+    match serde_json::from_str::<&'a str>(raw) {
+        Ok(s) => Some(Cow::Borrowed(s)),
+        Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
+    }
 }
 
 /// pid/tid: an integer, or a string holding one, or any string (hashed).
@@ -312,12 +319,12 @@ impl Builder {
             return;
         };
         if ph != "X" {
-            if matches!(cat.as_str(), "kernel" | "Kernel") {
+            if matches!(&*cat, "kernel" | "Kernel") {
                 self.counts.kernel_not_x += 1;
             }
             return;
         }
-        let kind = match cat.as_str() {
+        let kind = match &*cat {
             "kernel" | "Kernel" => Kind::Kernel,
             "gpu_memcpy" | "Memcpy" | "gpu_memset" | "Memset" => Kind::Mem,
             "cuda_runtime" | "Runtime" | "cuda_driver" | "Driver" => Kind::Call,
@@ -426,7 +433,7 @@ impl Builder {
                     Some("Stream Wait Event") => SyncKind::StreamWaitEvent,
                     Some("Stream Sync") => SyncKind::Stream,
                     Some("Context Sync") => SyncKind::Context,
-                    _ => match name.as_str() {
+                    _ => match &*name {
                         "Event Sync" => SyncKind::Event,
                         "Stream Wait Event" => SyncKind::StreamWaitEvent,
                         "Stream Sync" => SyncKind::Stream,
