@@ -23,6 +23,11 @@ pub(super) const BATCH_BYTES: usize = 4 << 20;
 /// (`deviceProperties`, `distributedInfo` and the like are a few kB).
 pub(super) const MAX_MEMBER_BYTES: usize = 64 << 20;
 
+/// Longest single event accepted, in bytes of JSON text. Real events are a
+/// few kB; an event is held whole before it is parsed, so a crafted one
+/// (a gigantic ignored field) must not grow memory without bound.
+pub(super) const MAX_EVENT_BYTES: usize = 64 << 20;
+
 /// A position in the input: 1-based line, and the bytes before it on its
 /// line (serde_json's column convention).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -471,7 +476,12 @@ fn events<R: Read>(
     loop {
         s.peek_token()?;
         let at = s.here();
-        s.take_value(&mut bytes, usize::MAX)?;
+        if !s.take_value(&mut bytes, MAX_EVENT_BYTES)? {
+            return Err(SplitError::Syntax {
+                what: "an event longer than 64 MiB (rprof's limit)",
+                at,
+            });
+        }
         ends.push((bytes.len(), at));
         if bytes.len() >= BATCH_BYTES {
             let full = std::mem::replace(&mut bytes, Vec::with_capacity(BATCH_BYTES + (64 << 10)));
@@ -608,6 +618,29 @@ mod tests {
             };
             assert!(got.contains(want), "{text:?}: {got}");
         }
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_an_error_and_not_held() {
+        // one event of many short strings (each under the string limit)
+        let mut text = b"{\"traceEvents\": [{\"junk\": [".to_vec();
+        while text.len() < MAX_EVENT_BYTES + 1024 {
+            text.extend_from_slice(b"\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",");
+        }
+        text.extend_from_slice(b"0]}]}");
+        let mut held = 0usize;
+        let e = split(Trickle(&text, 1 << 20), |p| {
+            if let Piece::Events { bytes, .. } = p {
+                held = held.max(bytes.len());
+            }
+            true
+        })
+        .unwrap_err();
+        assert!(
+            matches!(e, SplitError::Syntax { what, .. } if what.contains("longer than 64 MiB")),
+            "{e:?}"
+        );
+        assert_eq!(held, 0);
     }
 
     #[test]
