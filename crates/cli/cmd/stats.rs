@@ -219,7 +219,11 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         ),
         None => time_window,
     };
-    let mut err = std::io::stderr().lock();
+    // not `stderr().lock()`: the lock would be held while a spinner below
+    // runs, whose ticker thread writes to stderr while holding the bar's
+    // state, and dropping the spinner waits for that state: a deadlock
+    // (seen under load in the pseudo-terminal test)
+    let mut err = std::io::stderr();
     // every line names the file, as every command's do (crate::diag)
     let file = render::escape_controls(&crate::input::spool::name(&args.file)).into_owned();
     if !args.quiet {
@@ -283,7 +287,6 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         let types: Vec<(&str, ColumnType)> = types.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         let mut meta = super::report_metadata("stats", &req.spec, &[&args.file]);
         meta.push(("rprof.title", table.title.to_owned()));
-        drop(err);
         return super::write_csv_as(
             &csv,
             DataFormat::Parquet,
