@@ -102,6 +102,21 @@ impl From<io::Error> for SplitError {
     }
 }
 
+/// Append `seg` to the value kept in `out` since `start_len`, or, once
+/// the value would pass `keep_max` bytes, drop what was kept and stop
+/// keeping (`kept` becomes false).
+fn keep(out: &mut Vec<u8>, start_len: usize, seg: &[u8], keep_max: usize, kept: &mut bool) {
+    if !*kept {
+        return;
+    }
+    if out.len() - start_len + seg.len() <= keep_max {
+        out.extend_from_slice(seg);
+    } else {
+        out.truncate(start_len);
+        *kept = false;
+    }
+}
+
 /// The reading state: a block of input, the read position, and the line
 /// count up to `counted`.
 struct Scanner<R> {
@@ -251,14 +266,7 @@ impl<R: Read> Scanner<R> {
                         }
                         i += 1;
                     }
-                    if kept {
-                        if out.len() - start_len + i <= keep_max {
-                            out.extend_from_slice(&seg[..i]);
-                        } else {
-                            out.truncate(start_len);
-                            kept = false;
-                        }
-                    }
+                    keep(out, start_len, &seg[..i], keep_max, &mut kept);
                     self.pos += i;
                     if done {
                         return Ok(kept);
@@ -296,14 +304,7 @@ impl<R: Read> Scanner<R> {
                             None => i = seg.len(),
                         }
                     }
-                    if kept {
-                        if out.len() - start_len + i <= keep_max {
-                            out.extend_from_slice(&seg[..i]);
-                        } else {
-                            out.truncate(start_len);
-                            kept = false;
-                        }
-                    }
+                    keep(out, start_len, &seg[..i], keep_max, &mut kept);
                     self.pos += i;
                     if done {
                         return Ok(kept);
