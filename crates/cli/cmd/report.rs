@@ -128,10 +128,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
 /// the ranges (attribution's, per thread by start) serves attribution, the
 /// step view and the idle view.
 ///
-/// The order keeps the peak memory down: the job-level views and the
-/// trace's sections first, then the tables only they read (API calls,
-/// copies, memory events, sync records) are freed before the op models
-/// run over the records, whose backward-lookup state grows with the run.
+/// The job-level views (memory, steps, idle time, the timeline sections)
+/// are computed on one thread while the records and op models are built on
+/// the others: the records' backward lookup is sequential and leaves a
+/// core free for them.
 /// `RPROF_TIMING=1` prints the time and memory after each phase on stderr.
 fn one_profile(
     file: &std::path::Path,
@@ -165,41 +165,6 @@ fn one_profile(
     // their own (host::ThreadRanges, mem's Enclosing)
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
     timing.lap("attribute");
-    // the memory and step views side by side, on the two cores (the idle
-    // view after them: its scratch memory with the memory view's would
-    // raise the peak)
-    let (mem, steps) = rayon::join(
-        || rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default()),
-        || {
-            let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
-                .map(|l| enclosing.of(l).last().copied())
-                .collect();
-            rprof_report::steps::compute(
-                &trace,
-                &rprof_report::steps::StepOptions { pattern: None },
-                &innermost,
-            )
-        },
-    );
-    timing.lap("mem and steps");
-    let idle = rprof_report::idle::compute(&trace, &rprof_report::idle::IdleOptions::default());
-    timing.lap("idle");
-    let timeline = html::Timeline::new(
-        &trace,
-        command,
-        html::Views {
-            mem: Some(mem),
-            dist,
-            steps: Some(steps),
-            idle: Some(idle),
-        },
-    );
-    // the records need kernels, launches, ranges and strings only
-    trace.api_calls = Vec::new();
-    trace.memops = Vec::new();
-    trace.mem_events = Vec::new();
-    trace.syncs = Vec::new();
-    timing.lap("timeline sections");
     drop(views);
     let mut builder = PageBuilder::new(trace.devices.clone());
     let mut models = Models::new();
@@ -209,24 +174,64 @@ fn one_profile(
         "building records and op models",
         false,
     );
-    // two threads: one builds each chunk's records and runs the op models'
-    // backward lookup on them (sequential, in record order), the other
-    // runs the models (in parallel) and the page's sums on the chunk
-    // before
-    let stats = build::build_overlapped(
-        &trace,
-        &enclosing,
-        BuildOptions::default(),
-        |recs| {
-            records.inc(recs.len() as u64);
-            models.resolve(recs)
-        },
-        |recs, resolved| {
-            let est = model::estimate(recs, &resolved);
-            builder.add(recs, &est);
-            anyhow::Ok(())
-        },
-    )?;
+    // the job-level views on a thread of their own while the records and
+    // op models are built: that build keeps about one core busy (its
+    // backward lookup is sequential), the views fill the other
+    let (timeline, stats) = std::thread::scope(|s| {
+        let views = s.spawn(|| {
+            // the memory and step views side by side (the idle view after
+            // them: its scratch memory with the memory view's would raise
+            // the peak)
+            let (mem, steps) = rayon::join(
+                || rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default()),
+                || {
+                    let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
+                        .map(|l| enclosing.of(l).last().copied())
+                        .collect();
+                    rprof_report::steps::compute(
+                        &trace,
+                        &rprof_report::steps::StepOptions { pattern: None },
+                        &innermost,
+                    )
+                },
+            );
+            let idle =
+                rprof_report::idle::compute(&trace, &rprof_report::idle::IdleOptions::default());
+            html::Timeline::new(
+                &trace,
+                command,
+                html::Views {
+                    mem: Some(mem),
+                    dist,
+                    steps: Some(steps),
+                    idle: Some(idle),
+                },
+            )
+        });
+        // a pipeline: one thread builds each chunk's records, a second
+        // runs the op models' backward lookup on them (sequential, in
+        // record order), this one runs the models (in parallel) and the
+        // page's sums on the chunk before
+        let stats = build::build_overlapped(
+            &trace,
+            &enclosing,
+            BuildOptions::default(),
+            |recs| {
+                records.inc(recs.len() as u64);
+                models.resolve(recs)
+            },
+            |recs, resolved| {
+                let est = model::estimate(recs, &resolved);
+                builder.add(recs, &est);
+                anyhow::Ok(())
+            },
+        );
+        match views.join() {
+            Ok(timeline) => (timeline, stats),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    });
+    let stats = stats?;
     drop(records);
     timing.lap("records and op models");
     if !quiet {

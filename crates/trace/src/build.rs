@@ -167,11 +167,12 @@ pub fn build<E: From<Error>>(
     build_with(trace, enclosing, opts, false, |_| (), |recs, ()| emit(recs))
 }
 
-/// [`build`] on two threads: a second thread builds each chunk's records
-/// and runs `prepare` on them (in chunk order, so `prepare` may keep state
-/// from chunk to chunk), while `emit` consumes the chunk before on the
-/// calling thread, with what `prepare` returned for it. At most three
-/// chunks are alive at once (one being built, one waiting, one emitted).
+/// [`build`] as a pipeline of three threads: one builds each chunk's
+/// records, a second runs `prepare` on them (in chunk order, so `prepare`
+/// may keep state from chunk to chunk), while `emit` consumes the chunk
+/// before on the calling thread, with what `prepare` returned for it. At
+/// most five chunks are alive at once (one being built, one prepared, one
+/// emitted, two waiting between the stages).
 /// The output is the same as [`build`]'s: every chunk, in order.
 pub fn build_overlapped<T: Send, E: From<Error>>(
     trace: &Trace,
@@ -343,19 +344,29 @@ fn build_with<T: Send, E: From<Error>>(
         return Ok(stats);
     }
     std::thread::scope(|scope| {
-        // one chunk waits while the next is built: the builder runs at most
-        // one chunk ahead of the sink
+        // three stages, a thread each: the records of a chunk are built,
+        // then `prepare`d, then emitted; each stage runs at most one chunk
+        // ahead of the next (a channel of one), so a slow sink holds back
+        // the build and at most five chunks are alive at once
+        let (built_tx, built_rx) = std::sync::mpsc::sync_channel::<Vec<Record<'_>>>(1);
         let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Record<'_>>, T)>(1);
         let builder = scope.spawn(move || {
             for chunk in chunks {
                 let records = make(chunk, &mut stats);
-                let prepared = prepare(&records);
-                if tx.send((records, prepared)).is_err() {
+                if built_tx.send(records).is_err() {
                     // the sink stopped (its error is returned below)
                     break;
                 }
             }
             stats
+        });
+        let preparer = scope.spawn(move || {
+            for records in built_rx.iter() {
+                let prepared = prepare(&records);
+                if tx.send((records, prepared)).is_err() {
+                    break;
+                }
+            }
         });
         let mut failed = None;
         for (records, prepared) in rx.iter() {
@@ -364,8 +375,12 @@ fn build_with<T: Send, E: From<Error>>(
                 break;
             }
         }
-        // the builder's next send fails once the receiver is gone
+        // the preparer's next send fails once the receiver is gone, and
+        // the builder's once the preparer is
         drop(rx);
+        if let Err(panic) = preparer.join() {
+            std::panic::resume_unwind(panic)
+        }
         let stats = match builder.join() {
             Ok(s) => s,
             Err(panic) => std::panic::resume_unwind(panic),
