@@ -11,6 +11,10 @@
 //! [`Dtype::from_cpp`] from the C++ type names of the PyTorch profiler
 //! (Kineto's `Input type`).
 
+use std::cell::RefCell;
+
+use crate::memo::{NameMemo, memoised};
+
 /// An element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {
@@ -208,9 +212,14 @@ impl Dtype {
     /// of cuBLAS, cuDNN, CUTLASS and nvjet names. `None`: the name does not
     /// say (Triton kernels, `OpaqueType<N>` copies).
     pub fn from_kernel(short: &str, long: &str) -> Option<Dtype> {
-        template_type(long)
-            .or_else(|| library_token(long))
-            .or_else(|| library_token(short))
+        thread_local! {
+            static MEMO: RefCell<NameMemo<Option<Dtype>>> = RefCell::new(NameMemo::default());
+        }
+        memoised(&MEMO, short, long, |short, long| {
+            template_type(long)
+                .or_else(|| library_token(long))
+                .or_else(|| library_token(short))
+        })
     }
 }
 

@@ -42,6 +42,7 @@ mod dtype;
 mod estimate;
 mod fprop;
 mod marker;
+mod memo;
 mod num;
 mod params;
 mod rules;

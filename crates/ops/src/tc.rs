@@ -6,9 +6,12 @@
 //! (pyprof-semantics.md §7) plus the Ampere, Hopper and Blackwell names of
 //! §10.6, matched on the short **and** the long name (B8).
 
+use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use crate::memo::{NameMemo, memoised};
 
 /// Substrings of the short name that mean tensor cores for apex's GEMM
 /// models (Addmm, Mm, Bmm, Matmul).
@@ -79,13 +82,18 @@ pub fn contains_any(name: &str, tokens: &[&str]) -> bool {
 /// that say `ffma` (e.g. `sm80_xmma_gemm_f32f32_…_ffma_…`) run on CUDA
 /// cores.
 pub fn uses_tensor_cores(short: &str, long: &str) -> bool {
-    if short.contains("_ffma") || long.contains("_ffma") {
-        return false;
+    thread_local! {
+        static MEMO: RefCell<NameMemo<bool>> = RefCell::new(NameMemo::default());
     }
-    match &*TC {
-        Some(re) => re.is_match(short) || re.is_match(long),
-        None => contains_any(short, TOKENS) || contains_any(long, TOKENS),
-    }
+    memoised(&MEMO, short, long, |short, long| {
+        if short.contains("_ffma") || long.contains("_ffma") {
+            return false;
+        }
+        match &*TC {
+            Some(re) => re.is_match(short) || re.is_match(long),
+            None => contains_any(short, TOKENS) || contains_any(long, TOKENS),
+        }
+    })
 }
 
 #[cfg(test)]
