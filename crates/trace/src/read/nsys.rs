@@ -477,11 +477,11 @@ fn read_launches(
         ""
     };
     let sql = format!("SELECT {list} FROM \"{table}\"{filter}");
-    let mut api_names: HashMap<i64, (StrRef, bool)> = HashMap::default();
+    let mut api_names: HashMap<i64, (StrRef, bool, ApiKind)> = HashMap::default();
     // every call, for the timeline views; versioned flag for de-duplicating
     // backtrace rows of exports without eventClass
     let mut versioned_all: Vec<bool> = Vec::new();
-    let mut unnamed: Option<StrRef> = None;
+    let mut unnamed: Option<(StrRef, ApiKind)> = None;
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
@@ -490,39 +490,40 @@ fn read_launches(
                 continue;
             };
             let gtid = gtid as u64;
+            let slot = want.get(gtid & PID_MASK, corr);
+            if slot.is_none() && all.is_none() {
+                continue;
+            }
+            // the call's name, once per row (and its kind, once per name)
+            let (api, versioned, kind) = match int_at(r, 4)? {
+                Some(id) => api_name_of(id, &mut api_names, strings),
+                None => (None, false, None),
+            };
             if let Some(all) = all.as_deref_mut()
                 && let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?)
             {
-                {
-                    let (name, versioned) = match int_at(r, 4)? {
-                        Some(id) => api_name_of(id, &mut api_names, strings),
-                        None => (None, false),
-                    };
-                    let name = match name {
-                        Some(n) => n,
-                        None => *unnamed.get_or_insert_with(|| strings.push("<unknown API>")),
-                    };
-                    let kind = ApiKind::classify(strings.get(name));
-                    all.push(ApiCall {
-                        start_ns: start,
-                        end_ns: end,
-                        thread: gtid,
-                        correlation: corr,
-                        name,
-                        kind,
-                    });
-                    versioned_all.push(versioned);
-                }
+                let (name, kind) = match (api, kind) {
+                    (Some(n), Some(k)) => (n, k),
+                    _ => *unnamed.get_or_insert_with(|| {
+                        let n = strings.push("<unknown API>");
+                        (n, ApiKind::classify(strings.get(n)))
+                    }),
+                };
+                all.push(ApiCall {
+                    start_ns: start,
+                    end_ns: end,
+                    thread: gtid,
+                    correlation: corr,
+                    name,
+                    kind,
+                });
+                versioned_all.push(versioned);
             }
-            let Some(slot) = want.get(gtid & PID_MASK, corr) else {
+            let Some(slot) = slot else {
                 continue;
             };
             let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
                 continue;
-            };
-            let (api, versioned) = match int_at(r, 4)? {
-                Some(id) => api_name_of(id, &mut api_names, strings),
-                None => (None, false),
             };
             let launch = Launch {
                 start_ns: start,
@@ -581,19 +582,20 @@ fn read_launches(
 /// interned once per id.
 fn api_name_of(
     id: i64,
-    cache: &mut HashMap<i64, (StrRef, bool)>,
+    cache: &mut HashMap<i64, (StrRef, bool, ApiKind)>,
     strings: &mut StrPool,
-) -> (Option<StrRef>, bool) {
-    if let Some(&(s, v)) = cache.get(&id) {
-        return (Some(s), v);
+) -> (Option<StrRef>, bool, Option<ApiKind>) {
+    if let Some(&(s, v, k)) = cache.get(&id) {
+        return (Some(s), v, Some(k));
     }
     let Some(raw) = strings.by_file_id(id).map(|s| strings.get(s).to_owned()) else {
-        return (None, false);
+        return (None, false, None);
     };
     let (base, v) = api_base_name(&raw);
     let s = strings.push(base);
-    cache.insert(id, (s, v));
-    (Some(s), v)
+    let k = ApiKind::classify(strings.get(s));
+    cache.insert(id, (s, v, k));
+    (Some(s), v, Some(k))
 }
 
 /// Exports without `eventClass` (≤ 2020.x) repeat a call as a CUDA
