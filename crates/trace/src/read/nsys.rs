@@ -40,13 +40,24 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     } else {
         db.resolve("NVTX_EVENTS")
     };
+    // every API call is wanted: the API table is read on a third
+    // connection while this one reads the kernels (the calls are joined to
+    // them afterwards)
+    let runtime_table = if opts.api_calls {
+        db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME")
+    } else {
+        None
+    };
     let path = db.path.clone();
     std::thread::scope(|scope| {
         let path = &path;
         let nvtx = nvtx_table
             .as_deref()
             .map(|t| scope.spawn(move || read_nvtx_split(path, t, opts)));
-        let main = read_main(db, opts);
+        let ahead = runtime_table
+            .as_deref()
+            .map(|t| scope.spawn(move || read_runtime_rows(path, t)));
+        let main = read_main(db, opts, ahead);
         let nvtx = match nvtx {
             Some(h) => Some(h.join().map_err(|_| Error::Sqlite {
                 path: db.path.clone(),
@@ -64,8 +75,11 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     })
 }
 
-/// Everything but NVTX.
-fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
+/// The rows of the API table, when another thread reads them.
+type ReadAhead<'s> = std::thread::ScopedJoinHandle<'s, Result<(Vec<RuntimeRow>, bool)>>;
+
+/// Everything but NVTX; the API table's rows from `ahead` when given.
+fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result<Trace> {
     let mut strings = StrPool::new();
     let mut notes = Vec::new();
     let mut missing = Vec::new();
@@ -99,7 +113,15 @@ fn read_main(db: &Db, opts: ReadOptions) -> Result<Trace> {
         Some(_) if opts.no_launches && !opts.api_calls => Vec::new(),
         Some(t) => {
             let all = opts.api_calls.then_some(&mut api_calls);
-            read_launches(db, &t, &mut kernels, &mut memops, &mut strings, all)?
+            let ahead = match ahead {
+                Some(h) => Some(h.join().map_err(|_| Error::Sqlite {
+                    path: db.path.clone(),
+                    what: format!("reading table {t}"),
+                    source: rusqlite::Error::InvalidQuery,
+                })??),
+                None => None,
+            };
+            read_launches(db, &t, &mut kernels, &mut memops, &mut strings, all, ahead)?
         }
         None => {
             if opts.api_calls {
@@ -424,6 +446,71 @@ pub(crate) fn api_base_name(name: &str) -> (&str, bool) {
     (name, false)
 }
 
+/// One row of the CUDA API table, as read (what the join needs of it).
+#[derive(Clone, Copy)]
+struct RuntimeRow {
+    start: Option<i64>,
+    end: Option<i64>,
+    gtid: u64,
+    corr: i64,
+    name_id: Option<i64>,
+}
+
+/// The API table's query: its rows of calls (not the CUDA backtrace rows
+/// of exports with `eventClass`), and whether it has `eventClass`.
+fn runtime_query(db: &Db, table: &str) -> Result<(String, bool)> {
+    let (list, present) = db.select_list(
+        table,
+        &[
+            "start",
+            "end",
+            "globalTid",
+            "correlationId",
+            "nameId",
+            "eventClass",
+        ],
+        &["start", "end", "globalTid", "correlationId"],
+    )?;
+    let has_class = present.get(5).copied().unwrap_or(false);
+    let filter = if has_class {
+        " WHERE eventClass IN (0, 1)"
+    } else {
+        ""
+    };
+    Ok((format!("SELECT {list} FROM \"{table}\"{filter}"), has_class))
+}
+
+/// Run the API table's query on `db`, handing each row with a thread and
+/// a correlation id to `each`.
+fn runtime_rows(db: &Db, sql: &str, mut each: impl FnMut(RuntimeRow)) -> rusqlite::Result<()> {
+    let mut st = db.conn.prepare(sql)?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let (Some(corr), Some(gtid)) = (int_at(r, 3)?, int_at(r, 2)?) else {
+            continue;
+        };
+        each(RuntimeRow {
+            start: int_at(r, 0)?,
+            end: int_at(r, 1)?,
+            gtid: gtid as u64,
+            corr,
+            name_id: int_at(r, 4)?,
+        });
+    }
+    Ok(())
+}
+
+/// Every row of the API table, read on a connection of its own (while the
+/// caller's reads the kernels): for the readers that keep every call.
+fn read_runtime_rows(path: &std::path::Path, table: &str) -> Result<(Vec<RuntimeRow>, bool)> {
+    let db = Db::open(path)?;
+    let (sql, has_class) = runtime_query(&db, table)?;
+    let mut out = Vec::new();
+    runtime_rows(&db, &sql, |r| out.push(r))
+        .map_err(|e| db.err(format!("reading table {table}"), e))?;
+    Ok((out, has_class))
+}
+
 fn read_launches(
     db: &Db,
     table: &str,
@@ -431,6 +518,7 @@ fn read_launches(
     memops: &mut [(MemOp, u64)],
     strings: &mut StrPool,
     mut all: Option<&mut Vec<ApiCall>>,
+    read_ahead: Option<(Vec<RuntimeRow>, bool)>,
 ) -> Result<Vec<Launch>> {
     // (process bits, correlation id) → launch slot, in the order of each
     // key's first kernel (then copy or set)
@@ -458,93 +546,80 @@ fn read_launches(
         want.slots
     ];
     let mut versioned_slot = vec![false; want.slots];
-    let (list, present) = db.select_list(
-        table,
-        &[
-            "start",
-            "end",
-            "globalTid",
-            "correlationId",
-            "nameId",
-            "eventClass",
-        ],
-        &["start", "end", "globalTid", "correlationId"],
-    )?;
-    let has_class = present.get(5).copied().unwrap_or(false);
-    let filter = if has_class {
-        " WHERE eventClass IN (0, 1)"
-    } else {
-        ""
-    };
-    let sql = format!("SELECT {list} FROM \"{table}\"{filter}");
     let mut api_names: HashMap<i64, (StrRef, bool, ApiKind)> = HashMap::default();
     // every call, for the timeline views; versioned flag for de-duplicating
     // backtrace rows of exports without eventClass
     let mut versioned_all: Vec<bool> = Vec::new();
     let mut unnamed: Option<(StrRef, ApiKind)> = None;
-    let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(&sql)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let (Some(corr), Some(gtid)) = (int_at(r, 3)?, int_at(r, 2)?) else {
-                continue;
+    let mut join = |row: RuntimeRow| {
+        let RuntimeRow {
+            start,
+            end,
+            gtid,
+            corr,
+            name_id,
+        } = row;
+        let slot = want.get(gtid & PID_MASK, corr);
+        if slot.is_none() && all.is_none() {
+            return;
+        }
+        // the call's name, once per row (and its kind, once per name)
+        let (api, versioned, kind) = match name_id {
+            Some(id) => api_name_of(id, &mut api_names, strings),
+            None => (None, false, None),
+        };
+        if let Some(all) = all.as_deref_mut()
+            && let (Some(start), Some(end)) = (start, end)
+        {
+            let (name, kind) = match (api, kind) {
+                (Some(n), Some(k)) => (n, k),
+                _ => *unnamed.get_or_insert_with(|| {
+                    let n = strings.push("<unknown API>");
+                    (n, ApiKind::classify(strings.get(n)))
+                }),
             };
-            let gtid = gtid as u64;
-            let slot = want.get(gtid & PID_MASK, corr);
-            if slot.is_none() && all.is_none() {
-                continue;
-            }
-            // the call's name, once per row (and its kind, once per name)
-            let (api, versioned, kind) = match int_at(r, 4)? {
-                Some(id) => api_name_of(id, &mut api_names, strings),
-                None => (None, false, None),
-            };
-            if let Some(all) = all.as_deref_mut()
-                && let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?)
-            {
-                let (name, kind) = match (api, kind) {
-                    (Some(n), Some(k)) => (n, k),
-                    _ => *unnamed.get_or_insert_with(|| {
-                        let n = strings.push("<unknown API>");
-                        (n, ApiKind::classify(strings.get(n)))
-                    }),
-                };
-                all.push(ApiCall {
-                    start_ns: start,
-                    end_ns: end,
-                    thread: gtid,
-                    correlation: corr,
-                    name,
-                    kind,
-                });
-                versioned_all.push(versioned);
-            }
-            let Some(slot) = slot else {
-                continue;
-            };
-            let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
-                continue;
-            };
-            let launch = Launch {
+            all.push(ApiCall {
                 start_ns: start,
                 end_ns: end,
                 thread: gtid,
-                pid: crate::model::nsys_pid(gtid),
-                tid: gtid & 0xFF_FFFF,
                 correlation: corr,
-                api,
-            };
-            // Without eventClass (≤ 2020.x) CUDA backtrace rows duplicate a
-            // call with the unversioned name: prefer the `_vNNNN` row.
-            let i = slot as usize;
-            if slots[i].start_ns == EMPTY || (!versioned_slot[i] && versioned) {
-                slots[i] = launch;
-                versioned_slot[i] = versioned;
-            }
+                name,
+                kind,
+            });
+            versioned_all.push(versioned);
         }
-        Ok(())
+        let (Some(slot), Some(start), Some(end)) = (slot, start, end) else {
+            return;
+        };
+        let launch = Launch {
+            start_ns: start,
+            end_ns: end,
+            thread: gtid,
+            pid: crate::model::nsys_pid(gtid),
+            tid: gtid & 0xFF_FFFF,
+            correlation: corr,
+            api,
+        };
+        // Without eventClass (≤ 2020.x) CUDA backtrace rows duplicate a
+        // call with the unversioned name: prefer the `_vNNNN` row.
+        let i = slot as usize;
+        if slots[i].start_ns == EMPTY || (!versioned_slot[i] && versioned) {
+            slots[i] = launch;
+            versioned_slot[i] = versioned;
+        }
     };
-    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    let has_class = match read_ahead {
+        Some((rows, has_class)) => {
+            rows.into_iter().for_each(&mut join);
+            has_class
+        }
+        None => {
+            let (sql, has_class) = runtime_query(db, table)?;
+            runtime_rows(db, &sql, &mut join)
+                .map_err(|e| db.err(format!("reading table {table}"), e))?;
+            has_class
+        }
+    };
     if let Some(all) = all {
         if !has_class {
             dedupe_backtrace_rows(all, &versioned_all);
