@@ -156,10 +156,11 @@ fn one_profile(
     // what was read, said once the page is whole (crate::diag's wording)
     let said = crate::diag::trace_summary(&trace);
     timing.lap("read");
-    // the distributed view of the file as read (the order `rprof dist`
-    // sees: it breaks ties between ranges by their place in the file)
-    let dist = rprof_report::dist::build(vec![rprof_report::dist::summarize(&trace, 0, step)]).ok();
-    timing.lap("dist");
+    // the distributed view's look at the ranges while they are in file
+    // order (the order `rprof dist` sees: it breaks ties between ranges by
+    // their place in the file); the rest of that view runs with the others
+    let dist_ranges = rprof_report::dist::scan_ranges(&trace, step);
+    timing.lap("dist's ranges");
     // sorts the ranges per thread by start, end descending, text: the
     // range indexes of the memory and idle views then need no sort of
     // their own (host::ThreadRanges, mem's Enclosing)
@@ -197,6 +198,12 @@ fn one_profile(
             );
             let idle =
                 rprof_report::idle::compute(&trace, &rprof_report::idle::IdleOptions::default());
+            let dist = rprof_report::dist::build(vec![rprof_report::dist::summarize_scanned(
+                &trace,
+                0,
+                dist_ranges,
+            )])
+            .ok();
             html::Timeline::new(
                 &trace,
                 command,

@@ -14,4 +14,4 @@ pub mod summary;
 
 pub use job::{DistReport, JobError, build};
 pub use render::{CsvTable, write_csv, write_json, write_table};
-pub use summary::{FileSummary, summarize};
+pub use summary::{FileSummary, RangeScan, scan_ranges, summarize, summarize_scanned};

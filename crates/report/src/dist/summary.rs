@@ -6,9 +6,12 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use rayon::prelude::*;
 use regex::Regex;
 use rprof_model::Intervals;
-use rprof_model::{ClockOrigin, CommArgs, DistInfo, FastMap, Kernel, Source, ThreadKey, Trace};
+use rprof_model::{
+    ClockOrigin, CommArgs, DistInfo, FastMap, Kernel, Range, Source, ThreadKey, Trace,
+};
 
 /// The collective operations of the collective table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -276,10 +279,80 @@ pub struct FileSummary {
     pub notes: Vec<String>,
 }
 
-/// Reduce a trace to its units. `steps` finds step ranges by name: the
-/// matched text is the step's name, so `ProfilerStep#3, op_id = 9` and
-/// `ProfilerStep#3` are the same step.
+/// What [`summarize`] needs of a trace's ranges: the step ranges per
+/// process and the communication ranges per thread. Taken while the ranges
+/// are in file order (the order breaks ties between ranges with the same
+/// times); the rest of the summary reads no range, so it can run after the
+/// ranges are sorted ([`summarize_scanned`]).
+pub struct RangeScan {
+    step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>>,
+    comm_ranges: FastMap<ThreadKey, Vec<CommRange>>,
+}
+
+/// A communication range: start, end, place in the file, the range.
+type CommRange = (i64, i64, usize, Range);
+
+/// Find the step ranges (`steps` matches their names: the matched text is
+/// the step's name, so `ProfilerStep#3, op_id = 9` and `ProfilerStep#3`
+/// are the same step) and the communication ranges (`nccl:*` annotations,
+/// operators with collective arguments). The names are looked at in
+/// parallel; the result is the same for any number of threads.
+pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
+    // (place in the file, is a communication range, step name)
+    let hits: Vec<(usize, bool, Option<String>)> = trace
+        .ranges
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let name = trace.range_name(r);
+            let has_args = trace
+                .range_meta
+                .get(&r.text)
+                .is_some_and(|m| m.comm.is_some());
+            let comm = has_args || name.starts_with("nccl:");
+            let step = steps.find(name).map(|m| m.as_str().to_owned());
+            (comm || step.is_some()).then_some((i, comm, step))
+        })
+        .collect();
+    let mut step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>> = BTreeMap::new();
+    let mut comm_ranges: FastMap<ThreadKey, Vec<CommRange>> = FastMap::default();
+    for (i, comm, step) in hits {
+        let Some(r) = trace.ranges.get(i) else {
+            continue;
+        };
+        if comm {
+            comm_ranges
+                .entry(r.thread)
+                .or_default()
+                .push((r.start_ns, r.end_ns, i, r.clone()));
+        }
+        if let Some(name) = step {
+            let pid = trace.thread_id(r.thread).pid;
+            step_ranges
+                .entry(pid)
+                .or_default()
+                .push((r.start_ns, r.end_ns.max(r.start_ns), name));
+        }
+    }
+    RangeScan {
+        step_ranges,
+        comm_ranges,
+    }
+}
+
+/// Reduce a trace to its units. `steps` finds step ranges by name (see
+/// [`scan_ranges`]).
 pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
+    summarize_scanned(trace, index, scan_ranges(trace, steps))
+}
+
+/// [`summarize`] with the ranges already scanned; reads no range of
+/// `trace` (they may have been reordered since the scan).
+pub fn summarize_scanned(trace: &Trace, index: usize, scan: RangeScan) -> FileSummary {
+    let RangeScan {
+        mut step_ranges,
+        mut comm_ranges,
+    } = scan;
     // Kernels whose process the trace does not tell (Kineto kernels with no
     // launch row) belong to the file's only launching process, if there is one.
     let mut pids: Vec<u64> = trace.launches.iter().map(|l| l.pid).collect();
@@ -287,31 +360,6 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
     pids.dedup();
     let only_pid = if pids.len() == 1 { Some(pids[0]) } else { None };
 
-    // step ranges per process, in start order; communication ranges
-    // (`nccl:*` annotations, operators with collective arguments) per thread
-    let mut step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>> = BTreeMap::new();
-    let mut comm_ranges: FastMap<ThreadKey, Vec<(i64, i64, usize)>> = FastMap::default();
-    for (i, r) in trace.ranges.iter().enumerate() {
-        let name = trace.range_name(r);
-        let has_args = trace
-            .range_meta
-            .get(&r.text)
-            .is_some_and(|m| m.comm.is_some());
-        if has_args || name.starts_with("nccl:") {
-            comm_ranges
-                .entry(r.thread)
-                .or_default()
-                .push((r.start_ns, r.end_ns, i));
-        }
-        if let Some(m) = steps.find(name) {
-            let pid = trace.thread_id(r.thread).pid;
-            step_ranges.entry(pid).or_default().push((
-                r.start_ns,
-                r.end_ns.max(r.start_ns),
-                m.as_str().to_owned(),
-            ));
-        }
-    }
     for v in step_ranges.values_mut() {
         v.sort();
         // one range per step name: the first (re-entered names are rare)
@@ -319,7 +367,8 @@ pub fn summarize(trace: &Trace, index: usize, steps: &Regex) -> FileSummary {
         v.retain(|s| seen.insert(s.2.clone()));
     }
     for v in comm_ranges.values_mut() {
-        v.sort_unstable();
+        // places in the file are distinct: one order
+        v.sort_unstable_by_key(|c| (c.0, c.1, c.2));
     }
     let all_steps: Vec<(i64, i64, String)> = {
         let mut v: Vec<_> = step_ranges.values().flatten().cloned().collect();
@@ -462,7 +511,7 @@ const MAX_ENCLOSING: usize = 16;
 /// name (`nccl:all_to_all, op_id = 7`) or arguments name the operation.
 fn enclosing_comm<'t>(
     trace: &'t Trace,
-    comm_ranges: &FastMap<ThreadKey, Vec<(i64, i64, usize)>>,
+    comm_ranges: &'t FastMap<ThreadKey, Vec<CommRange>>,
     k: &Kernel,
 ) -> Around<'t> {
     let mut out = Around::default();
@@ -474,13 +523,10 @@ fn enclosing_comm<'t>(
     };
     let t = l.start_ns;
     let end = v.partition_point(|r| r.0 <= t);
-    for &(_, e, i) in v[..end].iter().rev().take(MAX_ENCLOSING) {
-        if e < t {
+    for (_, e, _, r) in v[..end].iter().rev().take(MAX_ENCLOSING) {
+        if *e < t {
             continue;
         }
-        let Some(r) = trace.ranges.get(i) else {
-            continue;
-        };
         let args = trace
             .range_meta
             .get(&r.text)
