@@ -20,7 +20,7 @@ pub(crate) struct FwdOp {
     /// Its name, normalised for matching (shared likewise).
     pub(crate) norm: Arc<str>,
     /// The marker text.
-    pub(crate) text: Box<str>,
+    pub(crate) text: Arc<str>,
     /// The printed op of the forward kernels it enclosed (the outermost
     /// `aten::` op), with its namespace (shared likewise).
     pub(crate) op: Arc<str>,
@@ -77,10 +77,158 @@ pub(crate) fn normalise_node_into(name: &str, out: &mut String) {
 /// Most distinct names [`FwdIndex`] shares at once.
 const NAMES_CAP: usize = 1 << 16;
 
-/// Sequence number → the forward markers seen with it, innermost last.
+/// Most markers of one sequence number kept in a plain list (searched by a
+/// scan); beyond it they move into maps.
+const SMALL: usize = 512;
+
+/// The forward markers seen with one sequence number. Most numbers have a
+/// few, kept in a list with the latest last. Ops that create no autograd
+/// node (an optimizer step's, those under `no_grad`) share the current
+/// number, so one number may gather thousands of markers: past [`SMALL`]
+/// each question is answered from a map or a kept pointer instead of a
+/// scan (scans made a long optimizer step quadratic).
+#[derive(Debug)]
+enum SeqOps {
+    Small(Vec<Arc<FwdOp>>),
+    Large(Box<LargeOps>),
+}
+
+/// [`SeqOps`] past [`SMALL`] markers.
+#[derive(Debug)]
+struct LargeOps {
+    /// Every marker by its text: a marker seen again is the same entry.
+    by_text: FastMap<Arc<str>, Arc<FwdOp>>,
+    /// By normalised name: the latest marker, and the latest with sizes.
+    by_norm: FastMap<Arc<str>, Latest>,
+    /// The latest marker, and the latest with sizes, of any name.
+    any: Latest,
+}
+
+/// The markers seen last (inserted, or seen again) in one group.
+#[derive(Debug)]
+struct Latest {
+    last: Arc<FwdOp>,
+    sized: Option<Arc<FwdOp>>,
+}
+
+impl Latest {
+    fn new(f: &Arc<FwdOp>) -> Latest {
+        Latest {
+            last: Arc::clone(f),
+            sized: f.sized.then(|| Arc::clone(f)),
+        }
+    }
+
+    fn touch(&mut self, f: &Arc<FwdOp>) {
+        self.last = Arc::clone(f);
+        if f.sized {
+            self.sized = Some(Arc::clone(f));
+        }
+    }
+}
+
+impl LargeOps {
+    /// The markers of a list, oldest first, with the same answers.
+    fn from_list(list: Vec<Arc<FwdOp>>) -> Option<LargeOps> {
+        let first = list.first()?;
+        let mut ops = LargeOps {
+            by_text: FastMap::default(),
+            by_norm: FastMap::default(),
+            any: Latest::new(first),
+        };
+        for f in list {
+            ops.add(f);
+        }
+        Some(ops)
+    }
+
+    /// Remember `f` (a marker not seen before) as the latest.
+    fn add(&mut self, f: Arc<FwdOp>) {
+        self.touch(&f);
+        self.by_text.insert(f.text.clone(), f);
+    }
+
+    /// Make `f` the latest of its groups.
+    fn touch(&mut self, f: &Arc<FwdOp>) {
+        self.any.touch(f);
+        match self.by_norm.get_mut(&f.norm) {
+            Some(l) => l.touch(f),
+            None => {
+                self.by_norm.insert(Arc::clone(&f.norm), Latest::new(f));
+            }
+        }
+    }
+}
+
+impl SeqOps {
+    /// Make the marker with `text` the latest; false when there is none.
+    fn touch_text(&mut self, text: &str) -> bool {
+        match self {
+            SeqOps::Small(v) => match v.iter().position(|f| &*f.text == text) {
+                Some(pos) => {
+                    let f = v.remove(pos);
+                    v.push(f);
+                    true
+                }
+                None => false,
+            },
+            SeqOps::Large(l) => match l.by_text.get(text).cloned() {
+                Some(f) => {
+                    l.touch(&f);
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// Remember `f` (a marker not seen before) as the latest.
+    fn add(&mut self, f: Arc<FwdOp>) {
+        match self {
+            SeqOps::Small(v) if v.len() < SMALL => v.push(f),
+            SeqOps::Small(v) => {
+                let mut list = std::mem::take(v);
+                list.push(f);
+                if let Some(l) = LargeOps::from_list(list) {
+                    *self = SeqOps::Large(Box::new(l));
+                }
+            }
+            SeqOps::Large(l) => l.add(f),
+        }
+    }
+
+    /// The latest marker whose normalised name is `norm` (one with sizes
+    /// first), else the latest (one with sizes first).
+    fn find(&self, norm: &str) -> Option<&Arc<FwdOp>> {
+        match self {
+            SeqOps::Small(v) => {
+                let matching = || v.iter().rev().filter(|f| *f.norm == *norm);
+                matching()
+                    .find(|f| f.sized)
+                    .or_else(|| matching().next())
+                    .or_else(|| v.iter().rev().find(|f| f.sized))
+                    .or_else(|| v.last())
+            }
+            SeqOps::Large(l) => {
+                let group = l.by_norm.get(norm).unwrap_or(&l.any);
+                Some(group.sized.as_ref().unwrap_or(&group.last))
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        match self {
+            SeqOps::Small(v) => v.len(),
+            SeqOps::Large(l) => l.by_text.len(),
+        }
+    }
+}
+
+/// Sequence number → the forward markers seen with it.
 #[derive(Debug)]
 pub(crate) struct FwdIndex {
-    by_seq: FastMap<i64, Vec<Arc<FwdOp>>>,
+    by_seq: FastMap<i64, SeqOps>,
     order: VecDeque<i64>,
     cap: usize,
     /// Name → (the shared name, its normalised form): a run has few
@@ -122,22 +270,14 @@ impl FwdIndex {
     }
 
     /// Remember a forward marker (`text`, named `name`, sequence `seq`)
-    /// seen around a kernel whose printed op is `op`.
+    /// seen around a kernel whose printed op is `op`. A marker seen before
+    /// (the same text with the same `seq`) keeps what it was first
+    /// remembered with and becomes the latest.
     pub(crate) fn insert(&mut self, seq: i64, name: &str, text: &str, op: &str, sized: bool) {
-        if let Some(v) = self.by_seq.get_mut(&seq) {
-            if let Some(pos) = v.iter().position(|f| &*f.text == text) {
-                // already known: make it the latest
-                let f = v.remove(pos);
-                v.push(f);
-                return;
-            }
-        } else {
-            if self.order.len() >= self.cap
-                && let Some(old) = self.order.pop_front()
-            {
-                self.by_seq.remove(&old);
-            }
-            self.order.push_back(seq);
+        if let Some(ops) = self.by_seq.get_mut(&seq)
+            && ops.touch_text(text)
+        {
+            return;
         }
         let (name, norm) = self.intern(name);
         let op = if *op == *name {
@@ -145,28 +285,40 @@ impl FwdIndex {
         } else {
             self.intern(op).0
         };
-        self.by_seq.entry(seq).or_default().push(Arc::new(FwdOp {
+        let f = Arc::new(FwdOp {
             name,
             norm,
-            text: text.into(),
+            text: Arc::from(text),
             op,
             sized,
-        }));
+        });
+        match self.by_seq.get_mut(&seq) {
+            Some(ops) => ops.add(f),
+            None => {
+                if self.order.len() >= self.cap
+                    && let Some(old) = self.order.pop_front()
+                {
+                    self.by_seq.remove(&old);
+                }
+                self.order.push_back(seq);
+                self.by_seq.insert(seq, SeqOps::Small(vec![f]));
+            }
+        }
     }
 
     /// The forward marker for backward node `node` of sequence `seq`: the
     /// latest whose normalised name matches (one with sizes first), else
-    /// the latest with that `seq`.
+    /// the latest with that `seq` (one with sizes first).
     pub(crate) fn find(&mut self, seq: i64, node: &str) -> Option<&Arc<FwdOp>> {
-        let v = self.by_seq.get(&seq)?;
+        let ops = self.by_seq.get(&seq)?;
         normalise_node_into(node, &mut self.buf);
-        let norm = self.buf.as_str();
-        let matching = || v.iter().rev().filter(|f| *f.norm == *norm);
-        matching()
-            .find(|f| f.sized)
-            .or_else(|| matching().next())
-            .or_else(|| v.iter().rev().find(|f| f.sized))
-            .or_else(|| v.last())
+        ops.find(&self.buf)
+    }
+
+    /// Number of markers remembered with `seq`.
+    #[cfg(test)]
+    fn count(&self, seq: i64) -> usize {
+        self.by_seq.get(&seq).map_or(0, SeqOps::len)
     }
 }
 
@@ -236,11 +388,82 @@ mod tests {
             "aten::linear",
             false,
         );
-        assert_eq!(f.by_seq[&11].len(), 3);
+        assert_eq!(f.count(11), 3);
         // bounded
         f.insert(12, "aten::mul", "aten::mul, seq = 12", "aten::mul", false);
         f.insert(13, "aten::mul", "aten::mul, seq = 13", "aten::mul", false);
         assert!(f.find(11, "AddmmBackward0").is_none());
         assert!(f.find(13, "MulBackward0").is_some());
+    }
+
+    /// The list every sequence number kept before the maps: the answers
+    /// of [`FwdIndex`] must equal it whatever the number of markers.
+    #[derive(Default)]
+    struct PlainList(Vec<(String, String, String, bool)>); // text, norm, op, sized
+
+    impl PlainList {
+        fn insert(&mut self, text: &str, name: &str, op: &str, sized: bool) {
+            if let Some(pos) = self.0.iter().position(|f| f.0 == text) {
+                let f = self.0.remove(pos);
+                self.0.push(f);
+                return;
+            }
+            self.0
+                .push((text.into(), normalise_forward(name), op.into(), sized));
+        }
+
+        fn find(&self, node: &str) -> Option<(&str, &str)> {
+            let norm = normalise_node(node);
+            let matching = || self.0.iter().rev().filter(|f| f.1 == norm);
+            matching()
+                .find(|f| f.3)
+                .or_else(|| matching().next())
+                .or_else(|| self.0.iter().rev().find(|f| f.3))
+                .or_else(|| self.0.last())
+                .map(|f| (f.0.as_str(), f.2.as_str()))
+        }
+    }
+
+    #[test]
+    fn many_markers_of_one_seq_answer_as_a_plain_list() {
+        let names = ["aten::mul", "aten::add", "aten::addmm", "aten::detach_"];
+        let nodes = [
+            "MulBackward0",
+            "AddBackward0",
+            "AddmmBackward0",
+            "XBackward0",
+        ];
+        let mut index = FwdIndex::new(16);
+        let mut plain = PlainList::default();
+        // a fixed pseudo-random walk: texts repeat (seen again), some
+        // have sizes, outer ops differ; past SMALL markers the maps answer
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for step in 0..(4 * SMALL as u64) {
+            let name = names[next(4) as usize];
+            let id = next(3 * SMALL as u64);
+            let sized = id % 5 == 0;
+            let text = if sized {
+                format!("{name}, seq = 7, op_id = {id}, sizes = [[2]]")
+            } else {
+                format!("{name}, seq = 7, op_id = {id}")
+            };
+            let op = if next(2) == 0 { name } else { "aten::linear" };
+            index.insert(7, name, &text, op, sized);
+            plain.insert(&text, name, op, sized);
+            let node = nodes[next(4) as usize];
+            let got = index
+                .find(7, node)
+                .map(|f| (f.text.to_string(), f.op.to_string()));
+            let want = plain.find(node).map(|(t, o)| (t.to_owned(), o.to_owned()));
+            assert_eq!(got, want, "step {step}");
+        }
+        assert!(plain.0.len() > SMALL);
+        assert_eq!(index.count(7), plain.0.len());
     }
 }
