@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use rayon::prelude::*;
 use regex::Regex;
 use rprof_model::Intervals;
 use rprof_model::{
@@ -295,13 +294,13 @@ type CommRange = (i64, i64, usize, Range);
 /// Find the step ranges (`steps` matches their names: the matched text is
 /// the step's name, so `ProfilerStep#3, op_id = 9` and `ProfilerStep#3`
 /// are the same step) and the communication ranges (`nccl:*` annotations,
-/// operators with collective arguments). The names are looked at in
-/// parallel; the result is the same for any number of threads.
+/// operators with collective arguments).
 pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
     // (place in the file, is a communication range, step name)
+    // one thread: a regex shared by threads takes a lock per search
     let hits: Vec<(usize, bool, Option<String>)> = trace
         .ranges
-        .par_iter()
+        .iter()
         .enumerate()
         .filter_map(|(i, r)| {
             let name = trace.range_name(r);
