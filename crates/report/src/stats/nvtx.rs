@@ -1,8 +1,6 @@
 //! The NVTX reports: range sums, kernels by enclosing range, and ranges
 //! projected onto the GPU.
 
-use std::cell::RefCell;
-
 use rprof_model::FastMap;
 use rprof_model::{NameId, Names, RangeStyle};
 
@@ -97,51 +95,45 @@ fn sort_by_text(names: &Names, ids: &mut [NameId]) {
     }
 }
 
-/// One row of the range sums: a run of `pairs` (its samples, sorted).
-#[derive(Clone, Copy)]
-struct RangeSumRow {
-    start: u32,
-    len: u32,
-}
-
-/// Rows of the range sums: one per (name, style), each a run of the
-/// (key, duration) pairs, sorted by key and duration. Their statistics are
-/// computed as each row is written: a row of 8 bytes in place of a
-/// 64-byte one with its statistics (millions of rows on a large export).
+/// Rows of the range sums: one per (name, style), in output order. Row
+/// `i`'s samples (sorted) are `durs[ends[i - 1]..ends[i]]`, its name
+/// `names[i]`, its style `styles[i]`. Their statistics are computed as
+/// each row is written: 9 bytes a row in place of 64 with the statistics
+/// (millions of rows on a large export). The durations lie in row order,
+/// so that writing the rows reads them front to back (they were read from
+/// the grouped pairs at random, a cache miss per row and pass).
 struct RangeSumRows {
-    pairs: Vec<((NameId, Option<RangeStyle>), i64)>,
-    rows: Vec<RangeSumRow>,
+    durs: Vec<i64>,
+    ends: Vec<u32>,
+    names: Vec<NameId>,
+    styles: Vec<Option<RangeStyle>>,
     grand: i128,
-    samples: RefCell<Vec<i64>>,
 }
 
 impl RowSource for RangeSumRows {
     fn len(&self) -> usize {
-        self.rows.len()
+        self.ends.len()
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
-        let row = self.rows[i];
-        let a = row.start as usize;
-        let run = self.pairs.get(a..a + row.len as usize).unwrap_or(&[]);
-        let Some(&((name, style), _)) = run.first() else {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
+        let a = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        let b = self.ends.get(i).map_or(a, |&b| b as usize);
+        let run = self.durs.get(a..b).unwrap_or(&[]);
+        if run.is_empty() {
             out.fill(Cell::Null);
             return;
-        };
-        let mut samples = self.samples.borrow_mut();
-        samples.clear();
-        samples.extend(run.iter().map(|p| p.1));
-        let s = Stat::of_sorted(&samples);
+        }
+        let s = Stat::of_sorted(run);
         out[0] = percent(s.total, self.grand);
         out[1] = Cell::Int(s.total);
         out[2] = Cell::Int(s.count);
         s.dur_cells_into(&mut out[3..8]);
         let mut c = 8;
-        if let Some(st) = style {
+        if let Some(st) = self.styles.get(i).copied().flatten() {
             set_text(&mut out[c], st.as_str());
             c += 1;
         }
-        set_text(&mut out[c], names.get(name));
+        out[c] = Cell::Name(self.names.get(i).copied().unwrap_or(NameId::MAX));
     }
 }
 
@@ -180,7 +172,8 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
     // (names by pre-computed ranks)
     let rank = rank_names(&v.data.names, pairs.iter().map(|p| p.0.0));
     let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
-    let mut rows: Vec<(i64, u64, RangeSumRow)> = Vec::new();
+    // (total, order, start and length of the run in `pairs`)
+    let mut rows: Vec<(i64, u64, u32, u32)> = Vec::new();
     let mut grand = 0i128;
     let mut i = 0;
     while i < pairs.len() {
@@ -195,25 +188,42 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         grand += i128::from(total);
         let order = u64::from(rank_of(key.0)) << 2 | u64::from(style_code(key.1));
-        rows.push((
-            total,
-            order,
-            RangeSumRow {
-                start: i as u32,
-                len: (j - i) as u32,
-            },
-        ));
+        rows.push((total, order, i as u32, (j - i) as u32));
         i = j;
     }
     drop(rank);
     rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
-    let mut rows: Vec<RangeSumRow> = rows.into_iter().map(|r| r.2).collect();
-    rows.shrink_to_fit();
+    // the runs in output order, packed (collected in place: the sort keys'
+    // memory is reused, not held beside the rows below)
+    let runs: Vec<u64> = rows
+        .into_iter()
+        .map(|(_, _, a, n)| u64::from(a) << 32 | u64::from(n))
+        .collect();
+    // the runs gathered in output order
+    let mut durs: Vec<i64> = Vec::with_capacity(pairs.len());
+    let mut ends: Vec<u32> = Vec::with_capacity(runs.len());
+    let mut names: Vec<NameId> = Vec::with_capacity(runs.len());
+    let mut styles: Vec<Option<RangeStyle>> = Vec::with_capacity(runs.len());
+    for r in runs {
+        let (a, n) = ((r >> 32) as usize, r as u32 as usize);
+        let Some(run) = pairs.get(a..a + n) else {
+            continue;
+        };
+        let Some(&((name, style), _)) = run.first() else {
+            continue;
+        };
+        durs.extend(run.iter().map(|p| p.1));
+        ends.push(durs.len() as u32);
+        names.push(name);
+        styles.push(style);
+    }
+    drop(pairs);
     t.source = Some(Box::new(RangeSumRows {
-        pairs,
-        rows,
+        durs,
+        ends,
+        names,
+        styles,
         grand,
-        samples: RefCell::new(Vec::new()),
     }));
     t
 }
@@ -393,12 +403,12 @@ impl RowSource for KernRows {
         self.rows.len()
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
         let r = &self.rows[i];
         if r.range == NONE {
             out[0] = Cell::Null;
         } else {
-            set_text(&mut out[0], names.get(r.range));
+            out[0] = Cell::Name(r.range);
         }
         match style_of(r.style) {
             Some(s) => set_text(&mut out[1], s.as_str()),
@@ -411,7 +421,7 @@ impl RowSource for KernRows {
         out[5] = Cell::Int(r.stat.count);
         out[6] = Cell::Int(r.stat.total);
         r.stat.dur_cells_into(&mut out[7..12]);
-        set_text(&mut out[12], names.get(r.kname));
+        out[12] = Cell::Name(r.kname);
     }
 }
 
@@ -778,7 +788,6 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
             level,
             children,
             parent,
-            stack: RefCell::new(Vec::new()),
         }));
         return t;
     }
@@ -856,11 +865,11 @@ impl RowSource for ProjSumRows {
         self.rows.len()
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
         let r = &self.rows[i];
         let count = r.stat.count;
         let avg = |x: i64| Cell::Round1(round1(x as f64 / count.max(1) as f64));
-        set_text(&mut out[0], names.get(r.name));
+        out[0] = Cell::Name(r.name);
         set_text(&mut out[1], r.style.as_str());
         out[2] = Cell::Int(r.stat.total);
         out[3] = Cell::Int(r.range_total);
@@ -886,7 +895,6 @@ struct ProjTraceRows {
     level: Vec<u32>,
     children: Vec<u32>,
     parent: Vec<u32>,
-    stack: RefCell<Vec<i64>>,
 }
 
 impl RowSource for ProjTraceRows {
@@ -894,7 +902,7 @@ impl RowSource for ProjTraceRows {
         self.rows.len() + usize::from(self.outside.is_some())
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
         let i = match (self.outside, i) {
             (Some((s0, e0, n, pid, tid)), 0) => {
                 out.fill(Cell::Null);
@@ -913,7 +921,7 @@ impl RowSource for ProjTraceRows {
         let ri = ri as usize;
         let r = &self.ranges[ri];
         let (ps, pe) = self.proj[ri].unwrap_or((0, 0));
-        set_text(&mut out[0], names.get(r.name));
+        out[0] = Cell::Name(r.name);
         out[1] = Cell::Int(ps);
         out[2] = Cell::Int(pe - ps);
         out[3] = Cell::Int(r.start);
@@ -930,8 +938,7 @@ impl RowSource for ProjTraceRows {
             p => Cell::Int(self.ranges[p as usize].id),
         };
         // the ids from the root
-        let mut stack = self.stack.borrow_mut();
-        stack.clear();
+        let mut stack: Vec<i64> = Vec::new();
         let mut cur = ri as u32;
         let mut cut = false;
         loop {

@@ -1,6 +1,6 @@
 //! A computed report: headings with their units, and typed cells.
 
-use rprof_model::Names;
+use rprof_model::{NameId, Names};
 
 /// What a column's numbers are, which decides its heading suffix and how
 /// `--timeunit` / `--memunit` convert it.
@@ -48,6 +48,12 @@ pub enum Cell {
     Float(f64),
     /// Text.
     Text(String),
+    /// A name of the report's [`Names`], printed as its text. Rows of a
+    /// large report name their text rather than copy it: the width pass of
+    /// the text layouts then measures the names in arena order (see
+    /// [`name_widths`](super::render)) instead of fetching each at random,
+    /// and the writing pass fetches them ahead in batches.
+    Name(NameId),
 }
 
 impl Cell {
@@ -67,7 +73,7 @@ impl Cell {
         match self {
             Cell::Int(i) => *i as f64,
             Cell::Round1(f) | Cell::Float(f) => *f,
-            Cell::Null | Cell::Text(_) => f64::NEG_INFINITY,
+            Cell::Null | Cell::Text(_) | Cell::Name(_) => f64::NEG_INFINITY,
         }
     }
 }
@@ -79,8 +85,9 @@ pub fn round1(x: f64) -> f64 {
 
 /// Rows made one at a time, for reports with millions of rows: the renderer
 /// asks for each row into one reused buffer, so no report holds its rows as
-/// cells (millions of `Vec<Cell>` rows with owned names took GBs).
-pub trait RowSource {
+/// cells (millions of `Vec<Cell>` rows with owned names took GBs). Rows
+/// are asked for from several threads at once, in chunks.
+pub trait RowSource: Sync {
     /// Number of rows.
     fn len(&self) -> usize;
 
@@ -141,23 +148,147 @@ impl Table {
         self.source.as_ref().map_or(self.rows.len(), |s| s.len())
     }
 
-    /// Hand each row to `f`, in order.
+    /// Hand each row to `f`, in order, for output that prints its names:
+    /// the names of the next rows are fetched ahead (see [`prefetch_rows`]).
     pub fn for_each_row<E>(
         &self,
         names: &Names,
+        f: impl FnMut(&[Cell]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.rows_with(names, true, f)
+    }
+
+    /// Hand each row to `f`, in order, its [`Cell::Name`]s unresolved (for
+    /// a pass that needs no name text).
+    pub fn for_each_row_unfetched<E>(
+        &self,
+        names: &Names,
+        f: impl FnMut(&[Cell]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.rows_with(names, false, f)
+    }
+
+    fn rows_with<E>(
+        &self,
+        names: &Names,
+        fetch: bool,
+        f: impl FnMut(&[Cell]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.rows_in(names, fetch, 0..self.row_count(), f)
+    }
+
+    /// Hand rows `range` to `f`, in order (`fetch`: as
+    /// [`for_each_row`](Table::for_each_row), else as
+    /// [`for_each_row_unfetched`](Table::for_each_row_unfetched)).
+    pub fn rows_in<E>(
+        &self,
+        names: &Names,
+        fetch: bool,
+        range: std::ops::Range<usize>,
         mut f: impl FnMut(&[Cell]) -> Result<(), E>,
     ) -> Result<(), E> {
-        match &self.source {
-            None => self.rows.iter().try_for_each(|r| f(r)),
-            Some(src) => {
-                let mut buf = vec![Cell::Null; self.cols.len()];
-                for i in 0..src.len() {
-                    src.fill(i, names, &mut buf);
-                    f(&buf)?;
-                }
-                Ok(())
+        let Some(src) = &self.source else {
+            let rows = self.rows.get(range).unwrap_or(&[]);
+            return rows.iter().try_for_each(|r| f(r));
+        };
+        let width = self.cols.len().max(1);
+        let n = range.end.min(src.len());
+        if !fetch {
+            let mut buf = vec![Cell::Null; width];
+            for i in range.start..n {
+                src.fill(i, names, &mut buf);
+                f(&buf)?;
             }
+            return Ok(());
         }
+        // two batches of rows: the next one is filled, and its names
+        // fetched ahead, before the current one is handed out
+        let mut cur = vec![Cell::Null; width * PREFETCH_ROWS];
+        let mut next = vec![Cell::Null; width * PREFETCH_ROWS];
+        let fill = |buf: &mut [Cell], start: usize| {
+            let end = (start + PREFETCH_ROWS).min(n);
+            for (i, row) in (start..end).zip(buf.chunks_mut(width)) {
+                src.fill(i, names, row);
+            }
+            prefetch_rows(names, &buf[..(end.saturating_sub(start)) * width]);
+        };
+        let mut start = range.start;
+        if start < n {
+            fill(&mut cur, start);
+        }
+        while start < n {
+            let end = (start + PREFETCH_ROWS).min(n);
+            if end < n {
+                fill(&mut next, end);
+            }
+            for row in cur.chunks(width).take(end - start) {
+                f(row)?;
+            }
+            std::mem::swap(&mut cur, &mut next);
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Format the rows on the thread pool and hand their bytes to `sink`
+    /// in row order: `format(first, row, scratch, out)` appends row
+    /// `first`'s… text to `out` (`first`: whether it is the table's first
+    /// row). Rows go in chunks; a round of chunks is formatted while the
+    /// previous one is written, so that at most three rounds are held.
+    /// Same bytes for any number of threads.
+    pub fn format_rows<S: Default, E>(
+        &self,
+        names: &Names,
+        format: impl Fn(bool, &[Cell], &mut S, &mut Vec<u8>) + Sync,
+        mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        use rayon::prelude::*;
+        let n = self.row_count();
+        let round = CHUNK_ROWS * CHUNKS_PER_ROUND;
+        let format_round = |start: usize| -> Vec<Vec<u8>> {
+            let end = (start + round).min(n);
+            (start..end)
+                .step_by(CHUNK_ROWS)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|a| {
+                    let b = (a + CHUNK_ROWS).min(end);
+                    let mut out = Vec::new();
+                    let mut scratch = S::default();
+                    let mut i = a;
+                    let _ = self.rows_in(names, true, a..b, |row| -> Result<(), ()> {
+                        format(i == 0, row, &mut scratch, &mut out);
+                        i += 1;
+                        Ok(())
+                    });
+                    out
+                })
+                .collect()
+        };
+        if n <= CHUNK_ROWS {
+            // small tables: no threads
+            for part in format_round(0) {
+                sink(&part)?;
+            }
+            return Ok(());
+        }
+        std::thread::scope(|sc| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+            sc.spawn(move || {
+                for start in (0..n).step_by(round) {
+                    // the writer stopped (an error): stop too
+                    if tx.send(format_round(start)).is_err() {
+                        break;
+                    }
+                }
+            });
+            for parts in rx {
+                for part in parts {
+                    sink(&part)?;
+                }
+            }
+            Ok(())
+        })
     }
 
     /// The same table, marked as not applicable.
@@ -165,6 +296,32 @@ impl Table {
         self.skipped = Some(why.into());
         self
     }
+}
+
+/// Rows per batch of [`Table::for_each_row`].
+const PREFETCH_ROWS: usize = 32;
+
+/// Rows per chunk of [`Table::format_rows`], and chunks per round.
+const CHUNK_ROWS: usize = 2048;
+const CHUNKS_PER_ROUND: usize = 8;
+
+/// Touch the text of every [`Cell::Name`] in `cells`. Hand-written for
+/// speed: the rows of a large report come in an order of their own (total
+/// time), their names lie in the arena in the order they were read, so
+/// each name is a cache and TLB miss (about half a microsecond on a
+/// 4.6 M-name export). Loading a batch's names back to back lets the
+/// processor wait for them together rather than one after the other.
+pub fn prefetch_rows(names: &Names, cells: &[Cell]) {
+    let mut sum = 0u8;
+    for c in cells {
+        if let Cell::Name(id) = c {
+            let b = names.get(*id).as_bytes();
+            if let (Some(x), Some(y)) = (b.first(), b.last()) {
+                sum ^= x ^ y;
+            }
+        }
+    }
+    std::hint::black_box(sum);
 }
 
 /// Summary statistics of one group's samples, as nsys's SQL computes them.
