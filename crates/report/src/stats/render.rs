@@ -547,7 +547,12 @@ impl Layout<'_> {
             }
             first = false;
             if pad {
-                let fill = self.widths[i].saturating_sub(s.chars().count());
+                let len = if s.is_ascii() {
+                    s.len()
+                } else {
+                    s.chars().count()
+                };
+                let fill = self.widths[i].saturating_sub(len);
                 if self.right[i] {
                     line.extend(std::iter::repeat_n(' ', fill));
                     line.push_str(s);
@@ -711,6 +716,51 @@ mod tests {
             one_decimal(&mut s, f);
             assert_eq!(s, format!("{f:.1}"), "{f}");
         }
+    }
+
+    /// The widest name of a set, measured in arena order, is the widest
+    /// of the names as the writer prints them (escaped), measured one by
+    /// one; ids past the arena or unset are not counted.
+    #[test]
+    fn name_widths_as_printed() {
+        let mut names = Names::default();
+        let texts = [
+            "a", "tab\there", "\u{e9}t\u{e9}", "esc\x1b[2J", "plain text", "", "x\u{85}y",
+        ];
+        let ids: Vec<NameId> = texts.iter().map(|t| names.intern(t)).collect();
+        for (k, t) in texts.iter().enumerate() {
+            let mut set = NameSet::new(names.len());
+            set.insert(ids[k]);
+            assert_eq!(set.widest(&names), shown(t).chars().count(), "{t:?}");
+            assert_eq!(set.ids().collect::<Vec<_>>(), vec![ids[k]]);
+        }
+        // every subset of the names, as a set (and as the union of two)
+        for mask in 0u32..(1 << texts.len()) {
+            let mut a = NameSet::new(names.len());
+            let mut b = NameSet::new(names.len());
+            for k in 0..texts.len() {
+                if mask & (1 << k) != 0 {
+                    if k % 2 == 0 { &mut a } else { &mut b }.insert(ids[k]);
+                }
+            }
+            a.union(&b);
+            let expected = (0..texts.len())
+                .filter(|k| mask & (1 << k) != 0)
+                .map(|k| shown(texts[k]).chars().count())
+                .max()
+                .unwrap_or(0);
+            assert_eq!(a.widest(&names), expected, "{mask:b}");
+        }
+        // ids beyond 64 and 128, set out of order
+        let more: Vec<NameId> = (0..200).map(|k| names.intern(&"w".repeat(k))).collect();
+        let mut set = NameSet::new(names.len());
+        for &id in more.iter().rev().step_by(7) {
+            set.insert(id);
+        }
+        let mut expected: Vec<NameId> = more.iter().rev().step_by(7).copied().collect();
+        expected.sort_unstable();
+        assert_eq!(set.ids().collect::<Vec<_>>(), expected);
+        assert_eq!(set.widest(&names), 199);
     }
 
     #[test]

@@ -576,6 +576,39 @@ fn dedupe_unversioned(rows: &mut Vec<ApiRow>) -> u64 {
 /// A range without text, until the empty name is interned.
 const NO_TEXT: u32 = u32::MAX;
 
+/// Rows, and bytes of inline text, per batch of the NVTX read.
+const NVTX_BATCH_ROWS: usize = 8192;
+const NVTX_BATCH_TEXT: usize = 1 << 20;
+
+/// An NVTX range's text as the scan finds it.
+enum PendingText {
+    /// A registered string, already interned.
+    Known(u32),
+    /// Inline text: bytes `a..b` of its batch's text.
+    Inline(usize, usize),
+    /// None.
+    None,
+}
+
+/// An NVTX range as the scan reads it, its text not yet interned.
+struct PendingRange {
+    id: i64,
+    start: i64,
+    end: Option<i64>,
+    style: RangeStyle,
+    g: i64,
+    ends_elsewhere: bool,
+    text: PendingText,
+    domain: i64,
+}
+
+/// Rows of the NVTX scan on their way to the interner.
+#[derive(Default)]
+struct NvtxBatch {
+    rows: Vec<PendingRange>,
+    text: String,
+}
+
 /// Most names [`read_nvtx`] reserves room for up front (beyond it the
 /// table grows as needed).
 const MAX_NAMES_RESERVED: usize = 1 << 23;
@@ -629,10 +662,6 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     )?;
     // domains: the first creation per (process, domain id)
     let mut domains: FastMap<(u64, i64), (i64, String)> = FastMap::default();
-    // the rows, as the scan makes them (their names are the texts until the
-    // domains are known), and each row's domain id
-    let mut out: Vec<NvtxRow> = Vec::new();
-    let mut raw_domains: Vec<i64> = Vec::new();
     let names = &mut data.names;
     // the arena's table sized once: growing it re-hashed millions of texts
     // (rows with a registered string need no entry, so this is at most)
@@ -646,80 +675,146 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     // more full scans took a large share of the NVTX reports' time)
     let mut all_max = TimeMax::default();
     let mut range_max = TimeMax::default();
-    each_row(
-        db,
-        &format!("table {table}"),
-        &format!("SELECT rowid, {list} FROM \"{table}\""),
-        |r| {
-            use rusqlite::types::ValueRef;
-            let ty = match r.get_ref(3)? {
-                ValueRef::Integer(x) => Some(x),
-                _ => None,
-            };
-            let is_range = matches!(
-                ty,
-                Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
-            );
-            let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
-            all_max.add(s0, e0);
-            if is_range {
-                range_max.add(s0, e0);
-            } else if ty != Some(NVTX_DOMAIN_CREATE) {
-                return Ok(());
-            }
-            let ty = ty.unwrap_or(0);
-            let g = int_at(r, 4)?.unwrap_or(0);
-            let Some(start) = int_at(r, 1)? else {
-                if ty != NVTX_DOMAIN_CREATE {
-                    nulls += 1;
+    // Two threads: this one steps SQLite and takes each row's values, a
+    // second interns the inline texts (millions on a large export, nearly
+    // all distinct) and makes the rows, batch by batch. Stepping and
+    // interning took about the same time one after the other. The texts are
+    // interned in row order, as one thread did: the same ids.
+    let (made, scanned) = std::thread::scope(|sc| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<NvtxBatch>(4);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<NvtxBatch>();
+        let interner = sc.spawn(move || {
+            // the rows, as the scan makes them (their names are the texts
+            // until the domains are known), and each row's domain id
+            let mut out: Vec<NvtxRow> = Vec::new();
+            let mut raw_domains: Vec<i64> = Vec::new();
+            for mut batch in rx {
+                for p in batch.rows.drain(..) {
+                    let text = match p.text {
+                        PendingText::Known(t) => t,
+                        PendingText::Inline(a, b) => names.intern(batch.text.get(a..b).unwrap_or("")),
+                        PendingText::None => NO_TEXT,
+                    };
+                    out.push(NvtxRow {
+                        id: p.id,
+                        start_ns: p.start,
+                        end_ns: p.end,
+                        name: text,
+                        style: p.style,
+                        pid: pid_of(p.g),
+                        tid: tid_of(p.g),
+                        ends_elsewhere: p.ends_elsewhere,
+                        text,
+                        domain: None,
+                    });
+                    raw_domains.push(p.domain);
                 }
-                return Ok(());
-            };
-            if ty == NVTX_DOMAIN_CREATE {
-                let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
-                let text = text_at(r, 8)?.unwrap_or_default();
-                match domains.get(&key) {
-                    Some((s, _)) if *s <= start => {}
-                    _ => {
-                        domains.insert(key, (start, text));
+                batch.text.clear();
+                // the reader may have finished: then the batch is dropped
+                let _ = back_tx.send(batch);
+            }
+            (out, raw_domains)
+        });
+        let mut batch = NvtxBatch::default();
+        let scanned = each_row(
+            db,
+            &format!("table {table}"),
+            &format!("SELECT rowid, {list} FROM \"{table}\""),
+            |r| {
+                use rusqlite::types::ValueRef;
+                let ty = match r.get_ref(3)? {
+                    ValueRef::Integer(x) => Some(x),
+                    _ => None,
+                };
+                let is_range = matches!(
+                    ty,
+                    Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
+                );
+                let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
+                all_max.add(s0, e0);
+                if is_range {
+                    range_max.add(s0, e0);
+                } else if ty != Some(NVTX_DOMAIN_CREATE) {
+                    return Ok(());
+                }
+                let ty = ty.unwrap_or(0);
+                let g = int_at(r, 4)?.unwrap_or(0);
+                let Some(start) = int_at(r, 1)? else {
+                    if ty != NVTX_DOMAIN_CREATE {
+                        nulls += 1;
                     }
+                    return Ok(());
+                };
+                if ty == NVTX_DOMAIN_CREATE {
+                    let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
+                    let text = text_at(r, 8)?.unwrap_or_default();
+                    match domains.get(&key) {
+                        Some((s, _)) if *s <= start => {}
+                        _ => {
+                            domains.insert(key, (start, text));
+                        }
+                    }
+                    return Ok(());
                 }
-                return Ok(());
-            }
-            let style = if ty == NVTX_PUSHPOP || ty == NVTXT_PUSHPOP {
-                RangeStyle::PushPop
-            } else {
-                RangeStyle::StartEnd
-            };
-            // inline texts (millions on a large export, nearly all distinct)
-            // interned from SQLite's own buffer, without a String each
-            let text = match strings.get(int_at(r, 7)?) {
-                Some(t) => Some(t),
-                None => match r.get_ref(8)? {
-                    rusqlite::types::ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
-                        Ok(s) => names.intern(s),
-                        Err(_) => names.intern(&String::from_utf8_lossy(t)),
-                    }),
-                    _ => text_at(r, 8)?.map(|s| names.intern(&s)),
-                },
-            };
-            let text = text.unwrap_or(NO_TEXT);
-            out.push(NvtxRow {
-                id: int_at(r, 0)?.unwrap_or(0),
-                start_ns: start,
-                end_ns: int_at(r, 2)?,
-                name: text,
-                style,
-                pid: pid_of(g),
-                tid: tid_of(g),
-                ends_elsewhere: int_at(r, 5)?.is_some(),
-                text,
-                domain: None,
-            });
-            raw_domains.push(int_at(r, 6)?.unwrap_or(0));
-            Ok(())
-        },
-    )?;
+                let style = if ty == NVTX_PUSHPOP || ty == NVTXT_PUSHPOP {
+                    RangeStyle::PushPop
+                } else {
+                    RangeStyle::StartEnd
+                };
+                // inline texts copied from SQLite's own buffer, without a
+                // String each
+                let text = match strings.get(int_at(r, 7)?) {
+                    Some(t) => PendingText::Known(t),
+                    None => {
+                        let a = batch.text.len();
+                        let some = match r.get_ref(8)? {
+                            ValueRef::Text(t) => {
+                                match std::str::from_utf8(t) {
+                                    Ok(s) => batch.text.push_str(s),
+                                    Err(_) => batch.text.push_str(&String::from_utf8_lossy(t)),
+                                }
+                                true
+                            }
+                            _ => text_at(r, 8)?.map(|s| batch.text.push_str(&s)).is_some(),
+                        };
+                        if some {
+                            PendingText::Inline(a, batch.text.len())
+                        } else {
+                            PendingText::None
+                        }
+                    }
+                };
+                batch.rows.push(PendingRange {
+                    id: int_at(r, 0)?.unwrap_or(0),
+                    start,
+                    end: int_at(r, 2)?,
+                    style,
+                    g,
+                    ends_elsewhere: int_at(r, 5)?.is_some(),
+                    text,
+                    domain: int_at(r, 6)?.unwrap_or(0),
+                });
+                if batch.rows.len() >= NVTX_BATCH_ROWS || batch.text.len() >= NVTX_BATCH_TEXT {
+                    let next = back_rx.try_recv().unwrap_or_default();
+                    // the interner stopped (it panicked): its join says so
+                    let _ = tx.send(std::mem::replace(&mut batch, next));
+                }
+                Ok(())
+            },
+        );
+        if !batch.rows.is_empty() {
+            let _ = tx.send(batch);
+        }
+        drop(tx);
+        (interner.join(), scanned)
+    });
+    scanned?;
+    let (mut out, raw_domains) = made.map_err(|_| {
+        db.err(
+            format!("reading table {table}"),
+            rusqlite::Error::InvalidQuery,
+        )
+    })?;
     if all_max.odd || range_max.odd {
         // values other than integers: SQLite's own ordering of types
         data.nvtx_max_ns = db.scalar_i64(&format!(
