@@ -103,7 +103,9 @@ fn nvtx_sum_over_many_batches_and_chunks() {
     let p = many_ranges(dir.path());
     let want = expected(&p);
     assert!(want.len() > 3 * 2048, "{} rows", want.len());
-    let out = run(rprof().args(["stats", "-q", "--json", "-r", "nvtx_sum"]).arg(&p));
+    let out = run(rprof()
+        .args(["stats", "-q", "--json", "-r", "nvtx_sum"])
+        .arg(&p));
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let got: Vec<(String, String, i64, i64)> = v
@@ -147,12 +149,19 @@ fn nvtx_sum_over_many_batches_and_chunks() {
     }
 
     // CSV: the same rows
-    let out = run(rprof().args(["stats", "-q", "--csv", "-r", "nvtx_sum"]).arg(&p));
+    let out = run(rprof()
+        .args(["stats", "-q", "--csv", "-r", "nvtx_sum"])
+        .arg(&p));
     assert!(out.status.success());
     let mut rd = csv::Reader::from_reader(&out.stdout[..]);
     let heads = rd.headers().unwrap().clone();
     let col = |h: &str| heads.iter().position(|x| x == h).unwrap();
-    let (nc, sc, ic, tc) = (col("Range"), col("Style"), col("Instances"), col("Total Time (ns)"));
+    let (nc, sc, ic, tc) = (
+        col("Range"),
+        col("Style"),
+        col("Instances"),
+        col("Total Time (ns)"),
+    );
     let rows: Vec<(String, String, i64, i64)> = rd
         .records()
         .map(|r| {

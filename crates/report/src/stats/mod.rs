@@ -894,13 +894,14 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
                 Cell::opt(k.context),
                 green(k.green_context),
                 Cell::Int(k.stream),
-                text(v.name(v.kernel_name(k, req.names))),
+                // names as ids: a String each for a million rows cost more
+                Cell::Name(v.kernel_name(k, req.names)),
             ],
         ));
     }
     for (i, m) in v.memops.as_deref().unwrap_or(&[]).iter().enumerate() {
         let d = dur(m.start_ns, m.end_ns);
-        let kind = |k: Option<NameId>| k.map_or(Cell::Null, |k| text(v.name(k)));
+        let kind = |k: Option<NameId>| k.map_or(Cell::Null, Cell::Name);
         let mut row = vec![
             Cell::Int(m.start_ns),
             Cell::Int(d),
@@ -916,7 +917,7 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
             Cell::opt(m.context),
             green(m.green_context),
             Cell::Int(m.stream),
-            text(v.name(m.name)),
+            Cell::Name(m.name),
         ]);
         rows.push((m.start_ns, 1 + u8::from(m.is_set), i, row));
     }
@@ -1147,10 +1148,10 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
                         Cell::Int(r.pid as i64),
                         Cell::Int(r.tid as i64),
                         Cell::Int(k.device),
-                        text(v.name(r.name)),
+                        Cell::Name(r.name),
                         Cell::Text(grid_text(k.grid)),
                         Cell::Text(grid_text(k.block)),
-                        text(v.name(kname)),
+                        Cell::Name(kname),
                     ],
                 ));
             } else {

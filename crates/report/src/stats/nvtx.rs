@@ -1045,7 +1045,10 @@ mod tests {
         let mut names = Names::default();
         let texts: Vec<String> = (0..40_000u32)
             .map(|k| match k % 3 {
-                0 => format!("aten::empty, op_id = {}", k.wrapping_mul(2_654_435_761) % 100_000),
+                0 => format!(
+                    "aten::empty, op_id = {}",
+                    k.wrapping_mul(2_654_435_761) % 100_000
+                ),
                 1 => format!("aten::empty, op_id = 0000000000{k}"),
                 _ => format!("{}", k.wrapping_mul(40_503)),
             })

@@ -495,7 +495,12 @@ fn measure(t: &Table, names: &Names, o: &Options) -> (Vec<usize>, Vec<bool>) {
                         _ => {}
                     }
                     cell_into(c, &t.cols[i], names, o, &mut buf);
-                    let n = shown(&buf).chars().count();
+                    // (numbers are ASCII without control characters)
+                    let n = if matches!(c, Cell::Text(_)) {
+                        shown(&buf).chars().count()
+                    } else {
+                        buf.len()
+                    };
                     acc.widths[i] = acc.widths[i].max(n);
                 }
                 Ok(())
@@ -526,6 +531,17 @@ fn measure(t: &Table, names: &Names, o: &Options) -> (Vec<usize>, Vec<bool>) {
 /// Rows per chunk of [`measure`].
 const MEASURE_ROWS: usize = 16384;
 
+/// Append `n` spaces (a slice at a time: pushed one char at a time, they
+/// were a share of writing a large report).
+fn push_spaces(line: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        line.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
 /// How the text layouts lay out a line.
 struct Layout<'a> {
     widths: &'a [usize],
@@ -554,11 +570,11 @@ impl Layout<'_> {
                 };
                 let fill = self.widths[i].saturating_sub(len);
                 if self.right[i] {
-                    line.extend(std::iter::repeat_n(' ', fill));
+                    push_spaces(line, fill);
                     line.push_str(s);
                 } else {
                     line.push_str(s);
-                    line.extend(std::iter::repeat_n(' ', fill));
+                    push_spaces(line, fill);
                 }
             } else {
                 line.push_str(s);
@@ -667,7 +683,11 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
                     continue;
                 }
                 cell_into(c, &t.cols[i], names, o, buf);
-                cells[i].push_str(&shown(buf));
+                if matches!(c, Cell::Text(_)) {
+                    cells[i].push_str(&shown(buf));
+                } else {
+                    cells[i].push_str(buf);
+                }
             }
             line.clear();
             layout.line_into(
@@ -725,7 +745,13 @@ mod tests {
     fn name_widths_as_printed() {
         let mut names = Names::default();
         let texts = [
-            "a", "tab\there", "\u{e9}t\u{e9}", "esc\x1b[2J", "plain text", "", "x\u{85}y",
+            "a",
+            "tab\there",
+            "\u{e9}t\u{e9}",
+            "esc\x1b[2J",
+            "plain text",
+            "",
+            "x\u{85}y",
         ];
         let ids: Vec<NameId> = texts.iter().map(|t| names.intern(t)).collect();
         for (k, t) in texts.iter().enumerate() {

@@ -264,6 +264,24 @@ impl Table {
         use rayon::prelude::*;
         let n = self.row_count();
         let round = CHUNK_ROWS * CHUNKS_PER_ROUND;
+        // the chunks' buffers, used again once written (fresh ones each
+        // time were fresh pages for the kernel to clear: a share of the
+        // system time of a large report)
+        let pool: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+        let take = || {
+            let mut b = pool
+                .lock()
+                .ok()
+                .and_then(|mut p| p.pop())
+                .unwrap_or_default();
+            b.clear();
+            b
+        };
+        let give = |parts: Vec<Vec<u8>>| {
+            if let Ok(mut p) = pool.lock() {
+                p.extend(parts);
+            }
+        };
         let format_round = |start: usize| -> Vec<Vec<u8>> {
             let end = (start + round).min(n);
             (start..end)
@@ -272,7 +290,7 @@ impl Table {
                 .into_par_iter()
                 .map(|a| {
                     let b = (a + CHUNK_ROWS).min(end);
-                    let mut out = Vec::new();
+                    let mut out = take();
                     let mut scratch = S::default();
                     let mut i = a;
                     let _ = self.rows_in(names, true, a..b, |row| -> Result<(), ()> {
@@ -302,9 +320,10 @@ impl Table {
                 }
             });
             for parts in rx {
-                for part in parts {
-                    sink(&part)?;
+                for part in &parts {
+                    sink(part)?;
                 }
+                give(parts);
             }
             Ok(())
         })
@@ -615,7 +634,10 @@ mod tests {
     fn numbered(n: usize) -> (Table, Names) {
         let mut names = Names::default();
         // ids out of arena order, as a report's rows are
-        let ids: Vec<NameId> = (0..97).map(|k| names.intern(&format!("name {k}"))).rev().collect();
+        let ids: Vec<NameId> = (0..97)
+            .map(|k| names.intern(&format!("name {k}")))
+            .rev()
+            .collect();
         let mut t = Table::new(
             "test",
             "Test",
@@ -671,7 +693,13 @@ mod tests {
     /// stops the walk.
     #[test]
     fn parallel_format_keeps_the_order() {
-        for n in [0, 5, CHUNK_ROWS, CHUNK_ROWS + 1, CHUNK_ROWS * CHUNKS_PER_ROUND * 2 + 7] {
+        for n in [
+            0,
+            5,
+            CHUNK_ROWS,
+            CHUNK_ROWS + 1,
+            CHUNK_ROWS * CHUNKS_PER_ROUND * 2 + 7,
+        ] {
             let (t, names) = numbered(n);
             let line = |first: bool, r: &[Cell], out: &mut Vec<u8>| {
                 let name = match &r[0] {

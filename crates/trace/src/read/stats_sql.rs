@@ -692,7 +692,9 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
                 for p in batch.rows.drain(..) {
                     let text = match p.text {
                         PendingText::Known(t) => t,
-                        PendingText::Inline(a, b) => names.intern(batch.text.get(a..b).unwrap_or("")),
+                        PendingText::Inline(a, b) => {
+                            names.intern(batch.text.get(a..b).unwrap_or(""))
+                        }
                         PendingText::None => NO_TEXT,
                     };
                     out.push(NvtxRow {
