@@ -764,9 +764,9 @@ mod tests {
         for mask in 0u32..(1 << texts.len()) {
             let mut a = NameSet::new(names.len());
             let mut b = NameSet::new(names.len());
-            for k in 0..texts.len() {
+            for (k, &id) in ids.iter().enumerate() {
                 if mask & (1 << k) != 0 {
-                    if k % 2 == 0 { &mut a } else { &mut b }.insert(ids[k]);
+                    if k % 2 == 0 { &mut a } else { &mut b }.insert(id);
                 }
             }
             a.union(&b);
