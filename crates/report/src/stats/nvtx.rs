@@ -494,12 +494,17 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
         kname: NameId,
         kernel: u32,
         ri: u32,
+        // the kernel's duration, carried along: after the sort by group,
+        // reading it from the kernel table was a cache miss per hit (it
+        // follows from `kernel`, so it does not change the order)
+        dur: i64,
     }
     let mut threads: Vec<(u64, u64)> = Vec::new();
     let mut thread_ix: FastMap<(u64, u64), u32> = FastMap::default();
     let mut hits: Vec<Hit> = Vec::new();
     for (ki, k) in kernels.iter().enumerate() {
         let kname = v.kernel_name(k, req.names);
+        let dur = k.end_ns.saturating_sub(k.start_ns);
         let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
         if span.is_empty() {
             hits.push(Hit {
@@ -509,6 +514,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                 kname,
                 kernel: ki as u32,
                 ri: NONE,
+                dur,
             });
             continue;
         }
@@ -527,6 +533,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                     kname,
                     kernel: ki as u32,
                     ri: NONE,
+                    dur,
                 });
             }
             for &ri in rs {
@@ -538,6 +545,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                     kname,
                     kernel: ki as u32,
                     ri,
+                    dur,
                 });
             }
         }
@@ -561,8 +569,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             // each kernel once, however many ranges of this name enclose it
             if last_kernel != Some(hits[j].kernel) {
                 last_kernel = Some(hits[j].kernel);
-                let k = &kernels[hits[j].kernel as usize];
-                durs.push(k.end_ns.saturating_sub(k.start_ns));
+                durs.push(hits[j].dur);
             }
             if hits[j].ri != NONE {
                 rids.push(hits[j].ri);
