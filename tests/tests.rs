@@ -28,5 +28,6 @@ mod snapshots;
 mod speed;
 mod stack;
 mod stats;
+mod stats_many_rows;
 mod stock;
 mod summary;

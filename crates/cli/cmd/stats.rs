@@ -379,7 +379,7 @@ fn parquet_types(
     let mut see = |row: &[Cell]| {
         for (i, c) in row.iter().enumerate().take(t.cols.len()) {
             match c {
-                Cell::Text(_) => text[i] = true,
+                Cell::Text(_) | Cell::Name(_) => text[i] = true,
                 Cell::Round1(_) | Cell::Float(_) => frac[i] = true,
                 Cell::Null | Cell::Int(_) => {}
             }

@@ -45,6 +45,21 @@ fn name_at<'t>(text: &'t str, ends: &[usize], id: NameId) -> &'t str {
     text.get(start..end).unwrap_or("")
 }
 
+/// A prefetch hint for the cache line at `p`.
+#[inline]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and
+    // never faults, whatever the address (SSE, which it needs, is part of
+    // every x86-64 processor)
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 fn hash_name(s: &str) -> u64 {
     use std::hash::BuildHasher;
     foldhash::fast::FixedState::default().hash_one(s)
@@ -80,6 +95,34 @@ impl Names {
     /// The text of `id` (empty for an unknown id).
     pub fn get(&self, id: NameId) -> &str {
         name_at(&self.text, &self.ends, id)
+    }
+
+    /// Ask the processor to fetch where name `id` ends (the first of two
+    /// steps of [`prefetch_text`](Names::prefetch_text), issued some time
+    /// before it). A hint: nothing is read, nothing can fail.
+    pub fn prefetch_end(&self, id: NameId) {
+        let i = id as usize;
+        if i < self.ends.len() {
+            prefetch(self.ends.as_ptr().wrapping_add(i.saturating_sub(1)));
+            prefetch(self.ends.as_ptr().wrapping_add(i));
+        }
+    }
+
+    /// Ask the processor to fetch name `id`'s text. Hand-written for
+    /// speed: a large report prints millions of names in an order of its
+    /// own, each a cache and TLB miss in the arena; fetched ahead, the
+    /// misses overlap instead of stalling the writer one by one.
+    pub fn prefetch_text(&self, id: NameId) {
+        let i = id as usize;
+        let Some(&end) = self.ends.get(i) else {
+            return;
+        };
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let base = self.text.as_ptr();
+        prefetch(base.wrapping_add(start));
+        if end > start + 64 {
+            prefetch(base.wrapping_add(end - 1));
+        }
     }
 
     /// Number of names.

@@ -894,13 +894,14 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
                 Cell::opt(k.context),
                 green(k.green_context),
                 Cell::Int(k.stream),
-                text(v.name(v.kernel_name(k, req.names))),
+                // names as ids: a String each for a million rows cost more
+                Cell::Name(v.kernel_name(k, req.names)),
             ],
         ));
     }
     for (i, m) in v.memops.as_deref().unwrap_or(&[]).iter().enumerate() {
         let d = dur(m.start_ns, m.end_ns);
-        let kind = |k: Option<NameId>| k.map_or(Cell::Null, |k| text(v.name(k)));
+        let kind = |k: Option<NameId>| k.map_or(Cell::Null, Cell::Name);
         let mut row = vec![
             Cell::Int(m.start_ns),
             Cell::Int(d),
@@ -916,7 +917,7 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
             Cell::opt(m.context),
             green(m.green_context),
             Cell::Int(m.stream),
-            text(v.name(m.name)),
+            Cell::Name(m.name),
         ]);
         rows.push((m.start_ns, 1 + u8::from(m.is_set), i, row));
     }
@@ -998,8 +999,11 @@ fn api_trace(v: &View<'_>) -> Table {
 
 /// The API calls of each (pid, correlation id): one sorted vector and a
 /// binary search (a map of vectors costs an allocation per call, millions on
-/// a large export).
+/// a large export). The keys are held in a vector of their own: searching
+/// through the row references fetched two rows from memory at every step,
+/// the larger part of the kernel and projection reports' own time.
 pub struct ApiIndex<'v> {
+    keys: Vec<(u64, i64)>,
     rows: Vec<&'v ApiRow>,
 }
 
@@ -1007,9 +1011,8 @@ impl<'v> ApiIndex<'v> {
     /// The calls with this (pid, correlation id), in file order; `None`
     /// when there is none.
     pub fn get(&self, key: &(u64, i64)) -> Option<&[&'v ApiRow]> {
-        let lo = self.rows.partition_point(|a| (a.pid, a.correlation) < *key);
-        let hi = lo + self.rows[lo..].partition_point(|a| (a.pid, a.correlation) == *key);
-        (hi > lo).then(|| &self.rows[lo..hi])
+        let span = self.span(key);
+        (!span.is_empty()).then(|| &self.rows[span])
     }
 }
 
@@ -1017,8 +1020,8 @@ impl<'v> ApiIndex<'v> {
     /// Positions of the calls with this (pid, correlation id) (empty when
     /// there is none): each call has one position, `0..len()`.
     pub fn span(&self, key: &(u64, i64)) -> std::ops::Range<usize> {
-        let lo = self.rows.partition_point(|a| (a.pid, a.correlation) < *key);
-        let hi = lo + self.rows[lo..].partition_point(|a| (a.pid, a.correlation) == *key);
+        let lo = self.keys.partition_point(|k| k < key);
+        let hi = lo + self.keys[lo..].partition_point(|k| k == key);
         lo..hi
     }
 
@@ -1040,10 +1043,18 @@ impl<'v> ApiIndex<'v> {
 
 /// Index `api` by (pid, correlation id).
 pub fn api_index(api: &[ApiRow]) -> ApiIndex<'_> {
-    let mut rows: Vec<&ApiRow> = api.iter().collect();
-    // stable: calls of one key stay in file order
-    rows.sort_by_key(|a| (a.pid, a.correlation));
-    ApiIndex { rows }
+    use rayon::slice::ParallelSliceMut;
+    // by key, then file position: calls of one key stay in file order
+    let mut order: Vec<((u64, i64), usize)> = api
+        .iter()
+        .enumerate()
+        .map(|(i, a)| ((a.pid, a.correlation), i))
+        .collect();
+    order.par_sort_unstable();
+    ApiIndex {
+        keys: order.iter().map(|o| o.0).collect(),
+        rows: order.iter().map(|o| &api[o.1]).collect(),
+    }
 }
 
 fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
@@ -1147,10 +1158,10 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
                         Cell::Int(r.pid as i64),
                         Cell::Int(r.tid as i64),
                         Cell::Int(k.device),
-                        text(v.name(r.name)),
+                        Cell::Name(r.name),
                         Cell::Text(grid_text(k.grid)),
                         Cell::Text(grid_text(k.block)),
-                        text(v.name(kname)),
+                        Cell::Name(kname),
                     ],
                 ));
             } else {
@@ -1374,5 +1385,52 @@ pub fn applies(data: &StatsData, report: &str) -> Option<String> {
             src.as_str()
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The index's calls of each key are those a scan of the calls finds,
+    /// in file order, for keys present, absent, repeated and at the ends.
+    #[test]
+    fn api_index_finds_what_a_scan_finds() {
+        let api: Vec<ApiRow> = (0..5000i64)
+            .map(|i| ApiRow {
+                start_ns: i,
+                end_ns: i + 1,
+                raw_name: 0,
+                name: 0,
+                pid: (i * 7 % 3) as u64,
+                tid: 1,
+                // repeated and missing correlation ids
+                correlation: (i * 7919) % 1700 - 5,
+                result: None,
+            })
+            .collect();
+        let index = api_index(&api);
+        assert_eq!(index.len(), api.len());
+        for pid in 0..4u64 {
+            for corr in -8..1710i64 {
+                let want: Vec<i64> = api
+                    .iter()
+                    .filter(|a| (a.pid, a.correlation) == (pid, corr))
+                    .map(|a| a.start_ns)
+                    .collect();
+                let got: Vec<i64> = index
+                    .span(&(pid, corr))
+                    .map(|p| index.at(p).start_ns)
+                    .collect();
+                assert_eq!(got, want, "{pid} {corr}");
+                let by_get: Vec<i64> = index
+                    .get(&(pid, corr))
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|a| a.start_ns)
+                    .collect();
+                assert_eq!(by_get, want);
+            }
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! The NVTX reports: range sums, kernels by enclosing range, and ranges
 //! projected onto the GPU.
 
-use std::cell::RefCell;
-
+use rayon::iter::{IndexedParallelIterator, ParallelIterator};
+use rayon::slice::{ParallelSlice, ParallelSliceMut};
 use rprof_model::FastMap;
 use rprof_model::{NameId, Names, RangeStyle};
 
@@ -34,7 +34,7 @@ fn rank_names(names: &Names, ids: impl IntoIterator<Item = NameId>) -> Vec<u32> 
 /// A sort key of [`sort_by_text`]: 16 bytes of a name from some depth on,
 /// big-endian and padded with zeros; how many of its bytes lie there (17:
 /// the name goes on past them); the id.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 struct TextKey {
     hi: u64,
     lo: u64,
@@ -59,6 +59,25 @@ impl TextKey {
     }
 }
 
+/// Ids per chunk of the key extraction of [`sort_by_text`].
+const KEY_CHUNK: usize = 16384;
+
+/// The keys of `ids` at `depth`, into `out`. The names are fetched ahead
+/// (where each ends, then its text): the ids ascend, but past the first
+/// pass they lie far apart in the arena, and fetching them one after the
+/// other waited for each.
+fn keys_of(names: &Names, ids: &[NameId], depth: usize, out: &mut [TextKey]) {
+    for (j, (&id, k)) in ids.iter().zip(out.iter_mut()).enumerate() {
+        if let Some(&a) = ids.get(j + 32) {
+            names.prefetch_end(a);
+        }
+        if let Some(&a) = ids.get(j + 16) {
+            names.prefetch_text(a);
+        }
+        *k = TextKey::of(names, id, depth);
+    }
+}
+
 /// Sort `ids` by their names' bytes (interned: distinct ids have distinct
 /// texts). Hand-written for speed: a large export has millions of distinct
 /// names sharing long prefixes (`aten::empty, op_id = 990346`), and a
@@ -74,11 +93,16 @@ fn sort_by_text(names: &Names, ids: &mut [NameId]) {
             continue;
         };
         // the names in arena order: each pass reads the arena forwards
-        part.sort_unstable();
+        // (large sorts on the thread pool, here and below: the same order,
+        // the keys being distinct or equal only when the items are)
+        part.par_sort_unstable();
         keys.clear();
-        keys.extend(part.iter().map(|&id| TextKey::of(names, id, depth)));
+        keys.resize(part.len(), TextKey::default());
+        keys.par_chunks_mut(KEY_CHUNK)
+            .zip(part.par_chunks(KEY_CHUNK))
+            .for_each(|(keys, ids)| keys_of(names, ids, depth, keys));
         // keys are distinct (ids are), so any sort gives one order
-        keys.sort_unstable();
+        keys.par_sort_unstable();
         for (slot, k) in part.iter_mut().zip(&keys) {
             *slot = k.id;
         }
@@ -97,51 +121,45 @@ fn sort_by_text(names: &Names, ids: &mut [NameId]) {
     }
 }
 
-/// One row of the range sums: a run of `pairs` (its samples, sorted).
-#[derive(Clone, Copy)]
-struct RangeSumRow {
-    start: u32,
-    len: u32,
-}
-
-/// Rows of the range sums: one per (name, style), each a run of the
-/// (key, duration) pairs, sorted by key and duration. Their statistics are
-/// computed as each row is written: a row of 8 bytes in place of a
-/// 64-byte one with its statistics (millions of rows on a large export).
+/// Rows of the range sums: one per (name, style), in output order. Row
+/// `i`'s samples (sorted) are `durs[ends[i - 1]..ends[i]]`, its name
+/// `names[i]`, its style `styles[i]`. Their statistics are computed as
+/// each row is written: 9 bytes a row in place of 64 with the statistics
+/// (millions of rows on a large export). The durations lie in row order,
+/// so that writing the rows reads them front to back (they were read from
+/// the grouped pairs at random, a cache miss per row and pass).
 struct RangeSumRows {
-    pairs: Vec<((NameId, Option<RangeStyle>), i64)>,
-    rows: Vec<RangeSumRow>,
+    durs: Vec<i64>,
+    ends: Vec<u32>,
+    names: Vec<NameId>,
+    styles: Vec<Option<RangeStyle>>,
     grand: i128,
-    samples: RefCell<Vec<i64>>,
 }
 
 impl RowSource for RangeSumRows {
     fn len(&self) -> usize {
-        self.rows.len()
+        self.ends.len()
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
-        let row = self.rows[i];
-        let a = row.start as usize;
-        let run = self.pairs.get(a..a + row.len as usize).unwrap_or(&[]);
-        let Some(&((name, style), _)) = run.first() else {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
+        let a = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        let b = self.ends.get(i).map_or(a, |&b| b as usize);
+        let run = self.durs.get(a..b).unwrap_or(&[]);
+        if run.is_empty() {
             out.fill(Cell::Null);
             return;
-        };
-        let mut samples = self.samples.borrow_mut();
-        samples.clear();
-        samples.extend(run.iter().map(|p| p.1));
-        let s = Stat::of_sorted(&samples);
+        }
+        let s = Stat::of_sorted(run);
         out[0] = percent(s.total, self.grand);
         out[1] = Cell::Int(s.total);
         out[2] = Cell::Int(s.count);
         s.dur_cells_into(&mut out[3..8]);
         let mut c = 8;
-        if let Some(st) = style {
+        if let Some(st) = self.styles.get(i).copied().flatten() {
             set_text(&mut out[c], st.as_str());
             c += 1;
         }
-        set_text(&mut out[c], names.get(name));
+        out[c] = Cell::Name(self.names.get(i).copied().unwrap_or(NameId::MAX));
     }
 }
 
@@ -175,12 +193,13 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         })
         .collect();
     let mut pairs = pairs;
-    pairs.sort_unstable();
+    pairs.par_sort_unstable();
     // nsys: total (desc); ties in GROUP BY order, the name's bytes and style
     // (names by pre-computed ranks)
     let rank = rank_names(&v.data.names, pairs.iter().map(|p| p.0.0));
     let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
-    let mut rows: Vec<(i64, u64, RangeSumRow)> = Vec::new();
+    // (total, order, start and length of the run in `pairs`)
+    let mut rows: Vec<(i64, u64, u32, u32)> = Vec::new();
     let mut grand = 0i128;
     let mut i = 0;
     while i < pairs.len() {
@@ -195,25 +214,42 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         grand += i128::from(total);
         let order = u64::from(rank_of(key.0)) << 2 | u64::from(style_code(key.1));
-        rows.push((
-            total,
-            order,
-            RangeSumRow {
-                start: i as u32,
-                len: (j - i) as u32,
-            },
-        ));
+        rows.push((total, order, i as u32, (j - i) as u32));
         i = j;
     }
     drop(rank);
-    rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
-    let mut rows: Vec<RangeSumRow> = rows.into_iter().map(|r| r.2).collect();
-    rows.shrink_to_fit();
+    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
+    // the runs in output order, packed (collected in place: the sort keys'
+    // memory is reused, not held beside the rows below)
+    let runs: Vec<u64> = rows
+        .into_iter()
+        .map(|(_, _, a, n)| u64::from(a) << 32 | u64::from(n))
+        .collect();
+    // the runs gathered in output order
+    let mut durs: Vec<i64> = Vec::with_capacity(pairs.len());
+    let mut ends: Vec<u32> = Vec::with_capacity(runs.len());
+    let mut names: Vec<NameId> = Vec::with_capacity(runs.len());
+    let mut styles: Vec<Option<RangeStyle>> = Vec::with_capacity(runs.len());
+    for r in runs {
+        let (a, n) = ((r >> 32) as usize, r as u32 as usize);
+        let Some(run) = pairs.get(a..a + n) else {
+            continue;
+        };
+        let Some(&((name, style), _)) = run.first() else {
+            continue;
+        };
+        durs.extend(run.iter().map(|p| p.1));
+        ends.push(durs.len() as u32);
+        names.push(name);
+        styles.push(style);
+    }
+    drop(pairs);
     t.source = Some(Box::new(RangeSumRows {
-        pairs,
-        rows,
+        durs,
+        ends,
+        names,
+        styles,
         grand,
-        samples: RefCell::new(Vec::new()),
     }));
     t
 }
@@ -279,8 +315,8 @@ fn enclosing_each(ranges: &[Ridx], queries: &[Query], mut f: impl FnMut(usize, &
         if qs.is_empty() {
             continue;
         }
-        rs.sort_by_key(|&i| (ranges[i as usize].start, i));
-        qs.sort_by_key(|&i| (queries[i as usize].2, i));
+        rs.par_sort_unstable_by_key(|&i| (ranges[i as usize].start, i));
+        qs.par_sort_unstable_by_key(|&i| (queries[i as usize].2, i));
         let mut next = 0;
         let mut active: Vec<u32> = Vec::new();
         for qi in qs {
@@ -393,12 +429,12 @@ impl RowSource for KernRows {
         self.rows.len()
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
         let r = &self.rows[i];
         if r.range == NONE {
             out[0] = Cell::Null;
         } else {
-            set_text(&mut out[0], names.get(r.range));
+            out[0] = Cell::Name(r.range);
         }
         match style_of(r.style) {
             Some(s) => set_text(&mut out[1], s.as_str()),
@@ -411,7 +447,7 @@ impl RowSource for KernRows {
         out[5] = Cell::Int(r.stat.count);
         out[6] = Cell::Int(r.stat.total);
         r.stat.dur_cells_into(&mut out[7..12]);
-        set_text(&mut out[12], names.get(r.kname));
+        out[12] = Cell::Name(r.kname);
     }
 }
 
@@ -458,12 +494,17 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
         kname: NameId,
         kernel: u32,
         ri: u32,
+        // the kernel's duration, carried along: after the sort by group,
+        // reading it from the kernel table was a cache miss per hit (it
+        // follows from `kernel`, so it does not change the order)
+        dur: i64,
     }
     let mut threads: Vec<(u64, u64)> = Vec::new();
     let mut thread_ix: FastMap<(u64, u64), u32> = FastMap::default();
     let mut hits: Vec<Hit> = Vec::new();
     for (ki, k) in kernels.iter().enumerate() {
         let kname = v.kernel_name(k, req.names);
+        let dur = k.end_ns.saturating_sub(k.start_ns);
         let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
         if span.is_empty() {
             hits.push(Hit {
@@ -473,6 +514,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                 kname,
                 kernel: ki as u32,
                 ri: NONE,
+                dur,
             });
             continue;
         }
@@ -491,6 +533,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                     kname,
                     kernel: ki as u32,
                     ri: NONE,
+                    dur,
                 });
             }
             for &ri in rs {
@@ -502,12 +545,13 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                     kname,
                     kernel: ki as u32,
                     ri,
+                    dur,
                 });
             }
         }
     }
     drop(found);
-    hits.sort_unstable();
+    hits.par_sort_unstable();
     let mut rows = Vec::new();
     let mut durs = Vec::new();
     let mut rids = Vec::new();
@@ -525,8 +569,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             // each kernel once, however many ranges of this name enclose it
             if last_kernel != Some(hits[j].kernel) {
                 last_kernel = Some(hits[j].kernel);
-                let k = &kernels[hits[j].kernel as usize];
-                durs.push(k.end_ns.saturating_sub(k.start_ns));
+                durs.push(hits[j].dur);
             }
             if hits[j].ri != NONE {
                 rids.push(hits[j].ri);
@@ -564,7 +607,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
         }
     };
     let thread_key = |t: u32| threads.get(t as usize).copied();
-    rows.sort_unstable_by(|a, b| {
+    rows.par_sort_unstable_by(|a, b| {
         rank_of(a.range)
             .cmp(&rank_of(b.range))
             .then_with(|| thread_key(a.thread).cmp(&thread_key(b.thread)))
@@ -682,7 +725,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     drop(found);
     drop(ops);
     // distinct correlation ids per range
-    corrs.sort_unstable();
+    corrs.par_sort_unstable();
     corrs.dedup();
     let mut nops = vec![0u32; ranges.len()];
     for (ri, _) in &corrs {
@@ -762,7 +805,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         // SQLite sorts by constants and the rows come in range-id order
         // (the row outside every range first): rprof keeps that order
         if !rows.is_sorted_by_key(|r| ranges[r.0 as usize].id) {
-            rows.sort_by_key(|r| ranges[r.0 as usize].id);
+            rows.par_sort_by_key(|r| ranges[r.0 as usize].id);
         }
         let outside = outside.map(|(s0, e0, mut corr, pid, tid)| {
             corr.sort_unstable();
@@ -778,7 +821,6 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
             level,
             children,
             parent,
-            stack: RefCell::new(Vec::new()),
         }));
         return t;
     }
@@ -795,7 +837,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     // the range index rides in the key for the sums below: regroup by
     // (name, style) over the sorted pairs
     let mut pairs = pairs;
-    pairs.sort_unstable_by_key(|&((n, st, i), d)| (n, st, d, i));
+    pairs.par_sort_unstable_by_key(|&((n, st, i), d)| (n, st, d, i));
     let mut rows: Vec<ProjSumRow> = Vec::new();
     let mut samples = Vec::new();
     let mut i = 0;
@@ -831,7 +873,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     drop(pairs);
     let rank = rank_names(&v.data.names, rows.iter().map(|r| r.name));
     let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
-    rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), rank_of(r.name), r.style));
+    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), rank_of(r.name), r.style));
     t.source = Some(Box::new(ProjSumRows { rows }));
     t
 }
@@ -856,11 +898,11 @@ impl RowSource for ProjSumRows {
         self.rows.len()
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
         let r = &self.rows[i];
         let count = r.stat.count;
         let avg = |x: i64| Cell::Round1(round1(x as f64 / count.max(1) as f64));
-        set_text(&mut out[0], names.get(r.name));
+        out[0] = Cell::Name(r.name);
         set_text(&mut out[1], r.style.as_str());
         out[2] = Cell::Int(r.stat.total);
         out[3] = Cell::Int(r.range_total);
@@ -886,7 +928,6 @@ struct ProjTraceRows {
     level: Vec<u32>,
     children: Vec<u32>,
     parent: Vec<u32>,
-    stack: RefCell<Vec<i64>>,
 }
 
 impl RowSource for ProjTraceRows {
@@ -894,7 +935,7 @@ impl RowSource for ProjTraceRows {
         self.rows.len() + usize::from(self.outside.is_some())
     }
 
-    fn fill(&self, i: usize, names: &Names, out: &mut [Cell]) {
+    fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
         let i = match (self.outside, i) {
             (Some((s0, e0, n, pid, tid)), 0) => {
                 out.fill(Cell::Null);
@@ -913,7 +954,7 @@ impl RowSource for ProjTraceRows {
         let ri = ri as usize;
         let r = &self.ranges[ri];
         let (ps, pe) = self.proj[ri].unwrap_or((0, 0));
-        set_text(&mut out[0], names.get(r.name));
+        out[0] = Cell::Name(r.name);
         out[1] = Cell::Int(ps);
         out[2] = Cell::Int(pe - ps);
         out[3] = Cell::Int(r.start);
@@ -930,8 +971,7 @@ impl RowSource for ProjTraceRows {
             p => Cell::Int(self.ranges[p as usize].id),
         };
         // the ids from the root
-        let mut stack = self.stack.borrow_mut();
-        stack.clear();
+        let mut stack: Vec<i64> = Vec::new();
         let mut cur = ri as u32;
         let mut cut = false;
         loop {
@@ -1003,5 +1043,31 @@ mod tests {
         assert_eq!(ranks, (0..used.len() as u32).collect::<Vec<_>>());
         assert_eq!(got.into_iter().map(|g| g.1).collect::<Vec<_>>(), expected);
         assert_eq!(rank[ids[ids.len() - 1] as usize], u32::MAX);
+    }
+
+    /// More names than one chunk of the parallel key extraction, sharing
+    /// prefixes of 16 and 32 bytes, against a plain sort by bytes.
+    #[test]
+    fn ranks_many_names_by_their_bytes() {
+        let mut names = Names::default();
+        let texts: Vec<String> = (0..40_000u32)
+            .map(|k| match k % 3 {
+                0 => format!(
+                    "aten::empty, op_id = {}",
+                    k.wrapping_mul(2_654_435_761) % 100_000
+                ),
+                1 => format!("aten::empty, op_id = 0000000000{k}"),
+                _ => format!("{}", k.wrapping_mul(40_503)),
+            })
+            .collect();
+        let ids: Vec<NameId> = texts.iter().map(|t| names.intern(t)).collect();
+        let rank = rank_names(&names, ids.iter().copied());
+        let mut distinct: Vec<&str> = texts.iter().map(String::as_str).collect();
+        distinct.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        distinct.dedup();
+        for (t, &id) in texts.iter().zip(&ids) {
+            let r = rank[id as usize] as usize;
+            assert_eq!(distinct[r], t.as_str());
+        }
     }
 }

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use rprof_model::Names;
+use rprof_model::{NameId, Names};
 
 use super::table::{Cell, Col, Table, Unit};
 
@@ -160,7 +160,7 @@ fn py_float(f: f64) -> String {
 /// A cell as text into `buf` (cleared first); `false` for `Null` (empty
 /// text). Writes into one reused buffer: millions of cells are formatted per
 /// report, and a `String` each was a large share of its time.
-fn cell_into(c: &Cell, col: &Col, o: &Options, buf: &mut String) -> bool {
+fn cell_into(c: &Cell, col: &Col, names: &Names, o: &Options, buf: &mut String) -> bool {
     use std::fmt::Write as _;
     buf.clear();
     let scaled = |buf: &mut String, v: f64, div: f64, dec: usize| {
@@ -169,6 +169,7 @@ fn cell_into(c: &Cell, col: &Col, o: &Options, buf: &mut String) -> bool {
     match (c, col.unit) {
         (Cell::Null, _) => return false,
         (Cell::Text(s), _) => buf.push_str(s),
+        (Cell::Name(id), _) => buf.push_str(names.get(*id)),
         (Cell::Int(i), Unit::Duration | Unit::Timestamp) if o.time != TimeUnit::Ns => {
             let (d, n) = o.time.scale();
             scaled(buf, *i as f64, d, n);
@@ -219,17 +220,18 @@ fn one_decimal(buf: &mut String, f: f64) {
 }
 
 /// A cell as text (`None`: empty, SQL NULL).
-fn cell_text(c: &Cell, col: &Col, o: &Options) -> Option<String> {
+fn cell_text(c: &Cell, col: &Col, names: &Names, o: &Options) -> Option<String> {
     let mut s = String::new();
-    cell_into(c, col, o, &mut s).then_some(s)
+    cell_into(c, col, names, o, &mut s).then_some(s)
 }
 
 /// A cell as a JSON value.
-fn cell_json(c: &Cell, col: &Col, o: &Options) -> serde_json::Value {
+fn cell_json(c: &Cell, col: &Col, names: &Names, o: &Options) -> serde_json::Value {
     use serde_json::Value;
     match c {
         Cell::Null => Value::Null,
         Cell::Text(s) => Value::String(s.clone()),
+        Cell::Name(id) => Value::String(names.get(*id).to_owned()),
         Cell::Int(i) => {
             let converted = match col.unit {
                 Unit::Duration | Unit::Timestamp => o.time != TimeUnit::Ns,
@@ -237,7 +239,7 @@ fn cell_json(c: &Cell, col: &Col, o: &Options) -> serde_json::Value {
                 _ => false,
             };
             if converted {
-                cell_text(c, col, o)
+                cell_text(c, col, names, o)
                     .and_then(|s| s.parse::<f64>().ok())
                     .and_then(serde_json::Number::from_f64)
                     .map_or(Value::Null, Value::Number)
@@ -245,7 +247,7 @@ fn cell_json(c: &Cell, col: &Col, o: &Options) -> serde_json::Value {
                 Value::from(*i)
             }
         }
-        Cell::Round1(_) | Cell::Float(_) => cell_text(c, col, o)
+        Cell::Round1(_) | Cell::Float(_) => cell_text(c, col, names, o)
             .and_then(|s| s.parse::<f64>().ok())
             .and_then(serde_json::Number::from_f64)
             .map_or(Value::Null, Value::Number),
@@ -302,32 +304,37 @@ fn write_json(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
     if t.row_count() == 0 {
         return writeln!(w, "[]");
     }
-    let mut first = true;
     w.write_all(b"[\n")?;
-    t.for_each_row(names, |r| {
-        if !first {
-            w.write_all(b",\n")?;
-        }
-        first = false;
-        // a row shorter than the headings has only its own keys
-        let present = keys.iter().filter(|(_, i)| *i < r.len()).count();
-        if present == 0 {
-            return w.write_all(b"  {}");
-        }
-        w.write_all(b"  {\n")?;
-        for (n, (k, i)) in keys.iter().filter(|(_, i)| *i < r.len()).enumerate() {
-            w.write_all(b"    ")?;
-            w.write_all(k.as_bytes())?;
-            w.write_all(b": ")?;
-            match &r[*i] {
-                Cell::Text(s) => serde_json::to_writer(&mut *w, s),
-                c => serde_json::to_writer(&mut *w, &cell_json(c, &t.cols[*i], o)),
+    t.format_rows(
+        names,
+        |first, r, _: &mut (), out| {
+            if !first {
+                out.extend_from_slice(b",\n");
             }
-            .map_err(io::Error::other)?;
-            w.write_all(if n + 1 < present { b",\n" } else { b"\n" })?;
-        }
-        w.write_all(b"  }")
-    })?;
+            // a row shorter than the headings has only its own keys
+            let present = keys.iter().filter(|(_, i)| *i < r.len()).count();
+            if present == 0 {
+                out.extend_from_slice(b"  {}");
+                return;
+            }
+            out.extend_from_slice(b"  {\n");
+            for (n, (k, i)) in keys.iter().filter(|(_, i)| *i < r.len()).enumerate() {
+                out.extend_from_slice(b"    ");
+                out.extend_from_slice(k.as_bytes());
+                out.extend_from_slice(b": ");
+                // writing to memory: serde_json fails only on its own
+                // errors, and strings and finite numbers have none
+                let _ = match &r[*i] {
+                    Cell::Text(s) => serde_json::to_writer(&mut *out, s),
+                    Cell::Name(id) => serde_json::to_writer(&mut *out, names.get(*id)),
+                    c => serde_json::to_writer(&mut *out, &cell_json(c, &t.cols[*i], names, o)),
+                };
+                out.extend_from_slice(if n + 1 < present { b",\n" } else { b"\n" });
+            }
+            out.extend_from_slice(b"  }");
+        },
+        |bytes| w.write_all(bytes),
+    )?;
     w.write_all(b"\n]\n")
 }
 
@@ -338,7 +345,7 @@ pub fn json_rows(t: &Table, names: &Names, o: &Options) -> serde_json::Value {
     let _ = t.for_each_row(names, |r| -> Result<(), ()> {
         let mut m = serde_json::Map::new();
         for ((h, c), col) in heads.iter().zip(r).zip(&t.cols) {
-            m.insert(h.clone(), cell_json(c, col, o));
+            m.insert(h.clone(), cell_json(c, col, names, o));
         }
         rows.push(serde_json::Value::Object(m));
         Ok(())
@@ -350,29 +357,239 @@ fn write_sv(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::Res
     let tsv = o.format == Format::Tsv;
     let mut b = csv::WriterBuilder::new();
     b.delimiter(if tsv { b'\t' } else { b',' })
-        .quote_style(csv::QuoteStyle::Necessary);
-    let mut cw = b.from_writer(w);
+        .quote_style(csv::QuoteStyle::Necessary)
+        .flexible(true);
+    let mut cw = b.from_writer(&mut *w);
     let heads: Vec<String> = t.cols.iter().map(|c| heading(c, o)).collect();
     cw.write_record(&heads).map_err(io::Error::other)?;
-    let mut fields: Vec<String> = vec![String::new(); t.cols.len()];
-    t.for_each_row(names, |r| {
-        let n = r.len().min(fields.len());
-        for ((c, col), f) in r.iter().zip(&t.cols).zip(fields.iter_mut()) {
-            cell_into(c, col, o, f);
-            if tsv && f.chars().any(char::is_control) {
-                *f = escape_controls(f).into_owned();
+    cw.flush()?;
+    drop(cw);
+    let ncols = t.cols.len();
+    // a writer per row, into the chunk's bytes (the same bytes: a
+    // record's quoting depends on its fields alone)
+    b.buffer_capacity(1024);
+    type Scratch = Vec<String>;
+    t.format_rows(
+        names,
+        |_, r, fields: &mut Scratch, out| {
+            fields.resize(ncols, String::new());
+            let n = r.len().min(fields.len());
+            for ((c, col), f) in r.iter().zip(&t.cols).zip(fields.iter_mut()) {
+                cell_into(c, col, names, o, f);
+                if tsv && f.chars().any(char::is_control) {
+                    *f = escape_controls(f).into_owned();
+                }
             }
-        }
-        cw.write_record(fields[..n].iter().map(|f| f.as_bytes()))
-            .map_err(io::Error::other)
-    })?;
-    cw.flush()
+            // into memory: no I/O error, and a record of any length is
+            // written (the writer is flexible, as one per chunk must be)
+            let mut cw = b.from_writer(&mut *out);
+            let _ = cw.write_record(fields[..n].iter().map(|f| f.as_bytes()));
+            let _ = cw.flush();
+        },
+        |bytes| w.write_all(bytes),
+    )
 }
 
 /// Width in characters of a cell as the text layouts print it (control
 /// characters escaped).
 fn shown(s: &str) -> Cow<'_, str> {
     escape_controls(s)
+}
+
+/// A set of name ids, as one bit each.
+#[derive(Clone)]
+struct NameSet {
+    bits: Vec<u64>,
+}
+
+impl NameSet {
+    fn new(len: usize) -> NameSet {
+        NameSet {
+            bits: vec![0; len.div_ceil(64)],
+        }
+    }
+
+    fn insert(&mut self, id: NameId) {
+        if let Some(w) = self.bits.get_mut(id as usize / 64) {
+            *w |= 1 << (id % 64);
+        }
+    }
+
+    fn union(&mut self, o: &NameSet) {
+        for (a, b) in self.bits.iter_mut().zip(&o.bits) {
+            *a |= b;
+        }
+    }
+
+    /// The ids, ascending.
+    fn ids(&self) -> impl Iterator<Item = NameId> + '_ {
+        self.bits.iter().enumerate().flat_map(|(k, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some((k * 64) as NameId + b)
+            })
+        })
+    }
+
+    /// The widest of the names as the text layouts print them. Hand-written
+    /// for speed: the ids are visited in ascending order, which reads the
+    /// arena front to back (fetching the names in row order was a cache
+    /// and TLB miss each, a third of `nvtx_sum`'s time on a large export).
+    fn widest(&self, names: &Names) -> usize {
+        self.ids()
+            .map(|id| shown_width(names.get(id)))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Characters of `s` as the text layouts print it (control characters
+/// escaped); printable ASCII without the escaper.
+fn shown_width(s: &str) -> usize {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        s.len()
+    } else {
+        shown(s).chars().count()
+    }
+}
+
+/// The widest cell of each column as the text layouts print it, and
+/// whether the column holds any text. The rows are measured in chunks on
+/// the thread pool; names are measured after them, in arena order (see
+/// [`NameSet::widest`]).
+fn measure(t: &Table, names: &Names, o: &Options) -> (Vec<usize>, Vec<bool>) {
+    use rayon::prelude::*;
+    let ncols = t.cols.len();
+    struct Acc {
+        widths: Vec<usize>,
+        text: Vec<bool>,
+        named: Vec<Option<NameSet>>,
+    }
+    let new = || Acc {
+        widths: vec![0; ncols],
+        text: vec![false; ncols],
+        named: (0..ncols).map(|_| None).collect(),
+    };
+    let n = t.row_count();
+    let acc = (0..n.div_ceil(MEASURE_ROWS))
+        .into_par_iter()
+        .fold(new, |mut acc, k| {
+            let mut buf = String::new();
+            let rows = k * MEASURE_ROWS..((k + 1) * MEASURE_ROWS).min(n);
+            let _ = t.rows_in(names, false, rows, |r| -> Result<(), ()> {
+                for (i, c) in r.iter().enumerate().take(ncols) {
+                    match c {
+                        Cell::Name(id) => {
+                            acc.text[i] = true;
+                            acc.named[i]
+                                .get_or_insert_with(|| NameSet::new(names.len()))
+                                .insert(*id);
+                            continue;
+                        }
+                        Cell::Text(_) => acc.text[i] = true,
+                        _ => {}
+                    }
+                    cell_into(c, &t.cols[i], names, o, &mut buf);
+                    // (numbers are ASCII without control characters)
+                    let n = if matches!(c, Cell::Text(_)) {
+                        shown(&buf).chars().count()
+                    } else {
+                        buf.len()
+                    };
+                    acc.widths[i] = acc.widths[i].max(n);
+                }
+                Ok(())
+            });
+            acc
+        })
+        .reduce(new, |mut a, b| {
+            for i in 0..ncols {
+                a.widths[i] = a.widths[i].max(b.widths[i]);
+                a.text[i] |= b.text[i];
+                match (&mut a.named[i], &b.named[i]) {
+                    (Some(x), Some(y)) => x.union(y),
+                    (x @ None, Some(y)) => *x = Some(y.clone()),
+                    _ => {}
+                }
+            }
+            a
+        });
+    let mut widths = acc.widths;
+    for (w, set) in widths.iter_mut().zip(&acc.named) {
+        if let Some(set) = set {
+            *w = (*w).max(set.widest(names));
+        }
+    }
+    (widths, acc.text)
+}
+
+/// Rows per chunk of [`measure`].
+const MEASURE_ROWS: usize = 16384;
+
+/// Append `n` spaces (a slice at a time: pushed one char at a time, they
+/// were a share of writing a large report).
+fn push_spaces(line: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        line.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
+/// How the text layouts lay out a line.
+struct Layout<'a> {
+    widths: &'a [usize],
+    right: &'a [bool],
+    boxed: bool,
+    open: &'static str,
+    sep: &'static str,
+    close: &'static str,
+}
+
+impl Layout<'_> {
+    /// Append one line of `cells` (column, text, whether to pad it).
+    fn line_into(&self, line: &mut String, cells: &mut dyn Iterator<Item = (usize, &str, bool)>) {
+        line.push_str(self.open);
+        let mut first = true;
+        for (i, s, pad) in cells {
+            if !first {
+                line.push_str(self.sep);
+            }
+            first = false;
+            if pad {
+                let len = if s.is_ascii() {
+                    s.len()
+                } else {
+                    s.chars().count()
+                };
+                let fill = self.widths[i].saturating_sub(len);
+                if self.right[i] {
+                    push_spaces(line, fill);
+                    line.push_str(s);
+                } else {
+                    line.push_str(s);
+                    push_spaces(line, fill);
+                }
+            } else {
+                line.push_str(s);
+            }
+        }
+        if first && !self.boxed {
+            line.clear();
+        } else if first {
+            line.clear();
+            line.push('|');
+        } else {
+            line.push_str(self.close);
+        }
+        line.push('\n');
+    }
 }
 
 fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::Result<()> {
@@ -388,19 +605,10 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
     // first pass: the widths, and which plain columns hold only numbers
     let mut widths: Vec<usize> = heads.iter().map(|h| h.chars().count()).collect();
     let mut right: Vec<bool> = t.cols.iter().map(|c| c.unit != Unit::None).collect();
-    let mut text_seen = vec![false; t.cols.len()];
-    let mut buf = String::new();
-    t.for_each_row(names, |r| -> io::Result<()> {
-        for (i, c) in r.iter().enumerate().take(widths.len()) {
-            if matches!(c, Cell::Text(_)) {
-                text_seen[i] = true;
-            }
-            cell_into(c, &t.cols[i], o, &mut buf);
-            let n = shown(&buf).chars().count();
-            widths[i] = widths[i].max(n);
-        }
-        Ok(())
-    })?;
+    let (cell_widths, text_seen) = measure(t, names, o);
+    for (w, c) in widths.iter_mut().zip(cell_widths) {
+        *w = (*w).max(c);
+    }
     for (r, seen) in right.iter_mut().zip(&text_seen) {
         *r = *r || !seen;
     }
@@ -418,39 +626,19 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
     } else {
         (" ", "  ", " ")
     };
+    let layout = Layout {
+        widths: &widths,
+        right: &right,
+        boxed,
+        open,
+        sep,
+        close,
+    };
     let mut line = String::new();
     let mut write_line =
         |w: &mut dyn Write, cells: &mut dyn Iterator<Item = (usize, &str, bool)>| {
             line.clear();
-            line.push_str(open);
-            let mut first = true;
-            for (i, s, pad) in cells {
-                if !first {
-                    line.push_str(sep);
-                }
-                first = false;
-                if pad {
-                    let fill = widths[i].saturating_sub(s.chars().count());
-                    if right[i] {
-                        line.extend(std::iter::repeat_n(' ', fill));
-                        line.push_str(s);
-                    } else {
-                        line.push_str(s);
-                        line.extend(std::iter::repeat_n(' ', fill));
-                    }
-                } else {
-                    line.push_str(s);
-                }
-            }
-            if first && !boxed {
-                line.clear();
-            } else if first {
-                line.clear();
-                line.push('|');
-            } else {
-                line.push_str(close);
-            }
-            line.push('\n');
+            layout.line_into(&mut line, cells);
             w.write_all(line.as_bytes())
         };
     if boxed {
@@ -480,22 +668,39 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
                 .map(|(i, s)| (i, s.as_str(), false)),
         )?;
     }
-    let mut cells: Vec<String> = vec![String::new(); t.cols.len()];
-    t.for_each_row(names, |r| {
-        let n = r.len().min(cells.len());
-        for (i, c) in r.iter().enumerate().take(n) {
-            cell_into(c, &t.cols[i], o, &mut buf);
-            cells[i].clear();
-            cells[i].push_str(&shown(&buf));
-        }
-        write_line(
-            w,
-            &mut cells[..n]
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (i, s.as_str(), true)),
-        )
-    })?;
+    let ncols = t.cols.len();
+    // per chunk: a cell's text, the row's cells, the line
+    type Scratch = (String, Vec<String>, String);
+    t.format_rows(
+        names,
+        |_, r, (buf, cells, line): &mut Scratch, out| {
+            cells.resize(ncols, String::new());
+            let n = r.len().min(cells.len());
+            for (i, c) in r.iter().enumerate().take(n) {
+                cells[i].clear();
+                if let Cell::Name(id) = c {
+                    cells[i].push_str(&shown(names.get(*id)));
+                    continue;
+                }
+                cell_into(c, &t.cols[i], names, o, buf);
+                if matches!(c, Cell::Text(_)) {
+                    cells[i].push_str(&shown(buf));
+                } else {
+                    cells[i].push_str(buf);
+                }
+            }
+            line.clear();
+            layout.line_into(
+                line,
+                &mut cells[..n]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (i, s.as_str(), true)),
+            );
+            out.extend_from_slice(line.as_bytes());
+        },
+        |bytes| w.write_all(bytes),
+    )?;
     if boxed {
         writeln!(w, "{}", rule())?;
     }
@@ -531,6 +736,57 @@ mod tests {
             one_decimal(&mut s, f);
             assert_eq!(s, format!("{f:.1}"), "{f}");
         }
+    }
+
+    /// The widest name of a set, measured in arena order, is the widest
+    /// of the names as the writer prints them (escaped), measured one by
+    /// one; ids past the arena or unset are not counted.
+    #[test]
+    fn name_widths_as_printed() {
+        let mut names = Names::default();
+        let texts = [
+            "a",
+            "tab\there",
+            "\u{e9}t\u{e9}",
+            "esc\x1b[2J",
+            "plain text",
+            "",
+            "x\u{85}y",
+        ];
+        let ids: Vec<NameId> = texts.iter().map(|t| names.intern(t)).collect();
+        for (k, t) in texts.iter().enumerate() {
+            let mut set = NameSet::new(names.len());
+            set.insert(ids[k]);
+            assert_eq!(set.widest(&names), shown(t).chars().count(), "{t:?}");
+            assert_eq!(set.ids().collect::<Vec<_>>(), vec![ids[k]]);
+        }
+        // every subset of the names, as a set (and as the union of two)
+        for mask in 0u32..(1 << texts.len()) {
+            let mut a = NameSet::new(names.len());
+            let mut b = NameSet::new(names.len());
+            for (k, &id) in ids.iter().enumerate() {
+                if mask & (1 << k) != 0 {
+                    if k % 2 == 0 { &mut a } else { &mut b }.insert(id);
+                }
+            }
+            a.union(&b);
+            let expected = (0..texts.len())
+                .filter(|k| mask & (1 << k) != 0)
+                .map(|k| shown(texts[k]).chars().count())
+                .max()
+                .unwrap_or(0);
+            assert_eq!(a.widest(&names), expected, "{mask:b}");
+        }
+        // ids beyond 64 and 128, set out of order
+        let more: Vec<NameId> = (0..200).map(|k| names.intern(&"w".repeat(k))).collect();
+        let mut set = NameSet::new(names.len());
+        for &id in more.iter().rev().step_by(7) {
+            set.insert(id);
+        }
+        let mut expected: Vec<NameId> = more.iter().rev().step_by(7).copied().collect();
+        expected.sort_unstable();
+        assert_eq!(set.ids().collect::<Vec<_>>(), expected);
+        assert_eq!(set.widest(&names), 199);
     }
 
     #[test]

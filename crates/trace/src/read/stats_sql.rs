@@ -202,17 +202,22 @@ fn fallback_mem_kind(kind: i64) -> &'static str {
 pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
     let mut data = StatsData::new(Source::Nsys);
     let strings = FileStrings::load(db, &mut data)?;
-    if want.kernels {
-        read_kernels(db, &strings, &mut data)?;
-    }
-    if want.memops {
-        read_memops(db, &mut data)?;
-    }
-    if want.api {
-        read_api(db, &strings, &mut data)?;
-    }
-    if want.nvtx {
-        read_nvtx(db, &strings, &mut data)?;
+    if want.nvtx && (want.kernels || want.memops || want.api) && db.resolve("NVTX_EVENTS").is_some()
+    {
+        read_beside_nvtx(db, &strings, want, &mut data)?;
+    } else {
+        if want.kernels {
+            read_kernels(db, &strings, &mut data)?;
+        }
+        if want.memops {
+            read_memops(db, &mut data)?;
+        }
+        if want.api {
+            read_api(db, &strings, &mut data)?;
+        }
+        if want.nvtx {
+            read_nvtx(db, &strings, &mut data)?;
+        }
     }
     if want.osrt {
         read_osrt(db, &strings, &mut data)?;
@@ -264,9 +269,77 @@ pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
     Ok(data)
 }
 
+/// The kernel, copy and API tables read on this connection while the NVTX
+/// table is read on a second one (the reports that need both spent their
+/// reading time on one table after the other). The NVTX read interns its
+/// texts meanwhile; the other tables' own names (`<unknown kernel>` aside)
+/// are interned after it, and the notes keep the order of one thread's
+/// read: the same data and the same messages.
+fn read_beside_nvtx(
+    db: &Db,
+    strings: &FileStrings,
+    want: Tables,
+    data: &mut StatsData,
+) -> Result<()> {
+    let unknown = (want.kernels && db.resolve("CUPTI_ACTIVITY_KIND_KERNEL").is_some())
+        .then(|| data.names.intern("<unknown kernel>"));
+    let (notes, dropped) = (data.notes.len(), data.dropped.len());
+    let nvtx_db = Db::open(&db.path)?;
+    let reborrowed = &mut *data;
+    let (side, nvtx) = std::thread::scope(|sc| {
+        let nvtx = sc.spawn(move || read_nvtx(&nvtx_db, strings, reborrowed));
+        let side = (|| -> Result<_> {
+            let k = match unknown {
+                Some(u) => scan_kernels(db, strings, u)?,
+                None => None,
+            };
+            let m = if want.memops { scan_memops(db)? } else { None };
+            let a = if want.api {
+                scan_api(db, strings)?
+            } else {
+                None
+            };
+            Ok((k, m, a))
+        })();
+        (side, nvtx.join())
+    });
+    // errors in the order one thread met them
+    let (k, m, a) = side?;
+    nvtx.map_err(|_| {
+        db.err(
+            "reading table NVTX_EVENTS".to_owned(),
+            rusqlite::Error::InvalidQuery,
+        )
+    })??;
+    let nvtx_notes = data.notes.split_off(notes);
+    let nvtx_dropped = data.dropped.split_off(dropped);
+    finish_kernels(data, k);
+    finish_memops(data, m);
+    finish_api(data, a);
+    data.notes.extend(nvtx_notes);
+    data.dropped.extend(nvtx_dropped);
+    Ok(())
+}
+
 fn read_kernels(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
-    let Some(table) = db.resolve("CUPTI_ACTIVITY_KIND_KERNEL") else {
+    if db.resolve("CUPTI_ACTIVITY_KIND_KERNEL").is_none() {
         return Ok(());
+    }
+    let unknown = data.names.intern("<unknown kernel>");
+    let scan = scan_kernels(db, strings, unknown)?;
+    finish_kernels(data, scan);
+    Ok(())
+}
+
+/// What [`scan_kernels`] read: the kernels, rows without a start or end,
+/// kernels without a name.
+type KernelScan = Option<(Vec<GpuKernel>, u64, u64)>;
+
+/// The kernel table's rows (names: the file's strings, `unknown` for
+/// none), without touching the data (it may run beside the NVTX read).
+fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32) -> Result<KernelScan> {
+    let Some(table) = db.resolve("CUPTI_ACTIVITY_KIND_KERNEL") else {
+        return Ok(None);
     };
     let cols = [
         "start",
@@ -294,7 +367,6 @@ fn read_kernels(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<
     let mut out = Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
     let mut nulls = 0u64;
     let mut unnamed = 0u64;
-    let unknown = data.names.intern("<unknown kernel>");
     let mut row = 0u64;
     each_row(
         db,
@@ -346,6 +418,13 @@ fn read_kernels(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<
             Ok(())
         },
     )?;
+    Ok(Some((out, nulls, unnamed)))
+}
+
+fn finish_kernels(data: &mut StatsData, scan: KernelScan) {
+    let Some((out, nulls, unnamed)) = scan else {
+        return;
+    };
     data.drop_rows("kernel rows with a NULL start or end", nulls);
     if unnamed > 0 {
         data.notes.push(format!(
@@ -353,51 +432,56 @@ fn read_kernels(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<
         ));
     }
     data.kernels = Some(out);
-    Ok(())
 }
 
 fn read_memops(db: &Db, data: &mut StatsData) -> Result<()> {
+    let scan = scan_memops(db)?;
+    finish_memops(data, scan);
+    Ok(())
+}
+
+/// What [`scan_memops`] read: the copy and set tables' rows (each with
+/// whether it is the set table), the file's label tables, whether it has a
+/// copy table.
+struct MemScan {
+    tables: Vec<(bool, Vec<[Option<i64>; 14]>)>,
+    oper: Option<FastMap<i64, String>>,
+    kinds: Option<FastMap<i64, String>>,
+    has_copies: bool,
+}
+
+/// Columns of [`scan_memops`]'s rows.
+const MEMOP_COLS: [&str; 14] = [
+    "start",
+    "end",
+    "deviceId",
+    "contextId",
+    "greenContextId",
+    "streamId",
+    "correlationId",
+    "globalPid",
+    "bytes",
+    "copyKind",
+    "srcKind",
+    "dstKind",
+    "memKind",
+    "virtualAddress",
+];
+
+/// The copy and set tables' rows, without touching the data (it may run
+/// beside the NVTX read).
+fn scan_memops(db: &Db) -> Result<Option<MemScan>> {
     let copy_table = db.resolve("CUPTI_ACTIVITY_KIND_MEMCPY");
     let set_table = db.resolve("CUPTI_ACTIVITY_KIND_MEMSET");
     if copy_table.is_none() && set_table.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     let oper = enum_labels(db, "ENUM_CUDA_MEMCPY_OPER")?;
     let kinds = enum_labels(db, "ENUM_CUDA_MEM_KIND")?;
-    if copy_table.is_some() && oper.is_none() {
-        data.notes.push(
-            "no ENUM_CUDA_MEMCPY_OPER table (exports before nsys 2022.4): copies are labelled \
-             HtoD, DtoH, ... (nsys stats skips the memory reports on such files)"
-                .into(),
-        );
-    }
-    let mut label_ids: FastMap<String, u32> = FastMap::default();
-    let mut label = |data: &mut StatsData, s: String| -> u32 {
-        *label_ids
-            .entry(s)
-            .or_insert_with_key(|k| data.names.intern(k))
-    };
-    let mut out = Vec::new();
-    let mut nulls = 0u64;
-    let cols = [
-        "start",
-        "end",
-        "deviceId",
-        "contextId",
-        "greenContextId",
-        "streamId",
-        "correlationId",
-        "globalPid",
-        "bytes",
-        "copyKind",
-        "srcKind",
-        "dstKind",
-        "memKind",
-        "virtualAddress",
-    ];
-    for (table, is_set) in [(copy_table, false), (set_table, true)] {
+    let mut tables = Vec::new();
+    for (table, is_set) in [(&copy_table, false), (&set_table, true)] {
         let Some(table) = table else { continue };
-        let (list, _) = db.select_list(&table, &cols, &["start", "end"])?;
+        let (list, _) = db.select_list(table, &MEMOP_COLS, &["start", "end"])?;
         let mut rows = Vec::new();
         each_row(
             db,
@@ -412,6 +496,42 @@ fn read_memops(db: &Db, data: &mut StatsData) -> Result<()> {
                 Ok(())
             },
         )?;
+        tables.push((is_set, rows));
+    }
+    Ok(Some(MemScan {
+        tables,
+        oper,
+        kinds,
+        has_copies: copy_table.is_some(),
+    }))
+}
+
+fn finish_memops(data: &mut StatsData, scan: Option<MemScan>) {
+    let Some(MemScan {
+        tables,
+        oper,
+        kinds,
+        has_copies,
+    }) = scan
+    else {
+        return;
+    };
+    if has_copies && oper.is_none() {
+        data.notes.push(
+            "no ENUM_CUDA_MEMCPY_OPER table (exports before nsys 2022.4): copies are labelled \
+             HtoD, DtoH, ... (nsys stats skips the memory reports on such files)"
+                .into(),
+        );
+    }
+    let mut label_ids: FastMap<String, u32> = FastMap::default();
+    let mut label = |data: &mut StatsData, s: String| -> u32 {
+        *label_ids
+            .entry(s)
+            .or_insert_with_key(|k| data.names.intern(k))
+    };
+    let mut out = Vec::new();
+    let mut nulls = 0u64;
+    for (is_set, rows) in tables {
         for v in rows {
             let (Some(start), Some(end)) = (v[0], v[1]) else {
                 nulls += 1;
@@ -465,12 +585,30 @@ fn read_memops(db: &Db, data: &mut StatsData) -> Result<()> {
     }
     data.drop_rows("memcpy/memset rows with a NULL start or end", nulls);
     data.memops = Some(out);
-    Ok(())
 }
 
 fn read_api(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
+    let scan = scan_api(db, strings)?;
+    finish_api(data, scan);
+    Ok(())
+}
+
+/// An API call as [`scan_api`] reads it: start, end, stored name
+/// ([`UNKNOWN_API`] for none), global thread id, correlation id, result.
+type PendingCall = (i64, i64, u32, i64, i64, Option<i64>);
+
+/// A call without a name, until `<unknown API>` is interned.
+const UNKNOWN_API: u32 = u32::MAX - 1;
+
+/// What [`scan_api`] read: the calls, rows without a start or end,
+/// backtrace rows, whether the table has `eventClass`.
+type ApiScan = Option<(Vec<PendingCall>, u64, u64, bool)>;
+
+/// The API table's rows, without touching the data (it may run beside the
+/// NVTX read).
+fn scan_api(db: &Db, strings: &FileStrings) -> Result<ApiScan> {
     let Some(table) = db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME") else {
-        return Ok(());
+        return Ok(None);
     };
     let (list, present) = db.select_list(
         &table,
@@ -486,12 +624,10 @@ fn read_api(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> 
         &["start", "end"],
     )?;
     let has_class = present[6];
-    let mut out = Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
     let mut nulls = 0u64;
     let mut backtrace = 0u64;
-    let unknown = data.names.intern("<unknown API>");
-    let mut stripped: FastMap<u32, u32> = FastMap::default();
-    let mut pending = Vec::new();
+    let mut pending: Vec<PendingCall> =
+        Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
     each_row(
         db,
         &format!("table {table}"),
@@ -506,7 +642,7 @@ fn read_api(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> 
                 return Ok(());
             }
             let g = int_at(r, 3)?.unwrap_or(0);
-            let raw = strings.get(int_at(r, 2)?).unwrap_or(unknown);
+            let raw = strings.get(int_at(r, 2)?).unwrap_or(UNKNOWN_API);
             pending.push((
                 start,
                 end,
@@ -518,7 +654,18 @@ fn read_api(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> 
             Ok(())
         },
     )?;
+    Ok(Some((pending, nulls, backtrace, has_class)))
+}
+
+fn finish_api(data: &mut StatsData, scan: ApiScan) {
+    let Some((pending, nulls, mut backtrace, has_class)) = scan else {
+        return;
+    };
+    let unknown = data.names.intern("<unknown API>");
+    let mut stripped: FastMap<u32, u32> = FastMap::default();
+    let mut out = Vec::with_capacity(pending.len());
     for (start, end, raw, g, corr, result) in pending {
+        let raw = if raw == UNKNOWN_API { unknown } else { raw };
         let name = match stripped.get(&raw) {
             Some(&n) => n,
             None => {
@@ -550,7 +697,6 @@ fn read_api(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> 
         ));
     }
     data.api = Some(out);
-    Ok(())
 }
 
 /// Exports without `eventClass` (≤ 2021.4) write a backtrace duplicate of a
@@ -575,6 +721,39 @@ fn dedupe_unversioned(rows: &mut Vec<ApiRow>) -> u64 {
 
 /// A range without text, until the empty name is interned.
 const NO_TEXT: u32 = u32::MAX;
+
+/// Rows, and bytes of inline text, per batch of the NVTX read.
+const NVTX_BATCH_ROWS: usize = 8192;
+const NVTX_BATCH_TEXT: usize = 1 << 20;
+
+/// An NVTX range's text as the scan finds it.
+enum PendingText {
+    /// A registered string, already interned.
+    Known(u32),
+    /// Inline text: bytes `a..b` of its batch's text.
+    Inline(usize, usize),
+    /// None.
+    None,
+}
+
+/// An NVTX range as the scan reads it, its text not yet interned.
+struct PendingRange {
+    id: i64,
+    start: i64,
+    end: Option<i64>,
+    style: RangeStyle,
+    g: i64,
+    ends_elsewhere: bool,
+    text: PendingText,
+    domain: i64,
+}
+
+/// Rows of the NVTX scan on their way to the interner.
+#[derive(Default)]
+struct NvtxBatch {
+    rows: Vec<PendingRange>,
+    text: String,
+}
 
 /// Most names [`read_nvtx`] reserves room for up front (beyond it the
 /// table grows as needed).
@@ -629,10 +808,6 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     )?;
     // domains: the first creation per (process, domain id)
     let mut domains: FastMap<(u64, i64), (i64, String)> = FastMap::default();
-    // the rows, as the scan makes them (their names are the texts until the
-    // domains are known), and each row's domain id
-    let mut out: Vec<NvtxRow> = Vec::new();
-    let mut raw_domains: Vec<i64> = Vec::new();
     let names = &mut data.names;
     // the arena's table sized once: growing it re-hashed millions of texts
     // (rows with a registered string need no entry, so this is at most)
@@ -646,80 +821,148 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
     // more full scans took a large share of the NVTX reports' time)
     let mut all_max = TimeMax::default();
     let mut range_max = TimeMax::default();
-    each_row(
-        db,
-        &format!("table {table}"),
-        &format!("SELECT rowid, {list} FROM \"{table}\""),
-        |r| {
-            use rusqlite::types::ValueRef;
-            let ty = match r.get_ref(3)? {
-                ValueRef::Integer(x) => Some(x),
-                _ => None,
-            };
-            let is_range = matches!(
-                ty,
-                Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
-            );
-            let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
-            all_max.add(s0, e0);
-            if is_range {
-                range_max.add(s0, e0);
-            } else if ty != Some(NVTX_DOMAIN_CREATE) {
-                return Ok(());
-            }
-            let ty = ty.unwrap_or(0);
-            let g = int_at(r, 4)?.unwrap_or(0);
-            let Some(start) = int_at(r, 1)? else {
-                if ty != NVTX_DOMAIN_CREATE {
-                    nulls += 1;
+    // Two threads: this one steps SQLite and takes each row's values, a
+    // second interns the inline texts (millions on a large export, nearly
+    // all distinct) and makes the rows, batch by batch. Stepping and
+    // interning took about the same time one after the other. The texts are
+    // interned in row order, as one thread did: the same ids.
+    let (made, scanned) = std::thread::scope(|sc| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<NvtxBatch>(4);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<NvtxBatch>();
+        let interner = sc.spawn(move || {
+            // the rows, as the scan makes them (their names are the texts
+            // until the domains are known), and each row's domain id
+            let mut out: Vec<NvtxRow> = Vec::new();
+            let mut raw_domains: Vec<i64> = Vec::new();
+            for mut batch in rx {
+                for p in batch.rows.drain(..) {
+                    let text = match p.text {
+                        PendingText::Known(t) => t,
+                        PendingText::Inline(a, b) => {
+                            names.intern(batch.text.get(a..b).unwrap_or(""))
+                        }
+                        PendingText::None => NO_TEXT,
+                    };
+                    out.push(NvtxRow {
+                        id: p.id,
+                        start_ns: p.start,
+                        end_ns: p.end,
+                        name: text,
+                        style: p.style,
+                        pid: pid_of(p.g),
+                        tid: tid_of(p.g),
+                        ends_elsewhere: p.ends_elsewhere,
+                        text,
+                        domain: None,
+                    });
+                    raw_domains.push(p.domain);
                 }
-                return Ok(());
-            };
-            if ty == NVTX_DOMAIN_CREATE {
-                let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
-                let text = text_at(r, 8)?.unwrap_or_default();
-                match domains.get(&key) {
-                    Some((s, _)) if *s <= start => {}
-                    _ => {
-                        domains.insert(key, (start, text));
+                batch.text.clear();
+                // the reader may have finished: then the batch is dropped
+                let _ = back_tx.send(batch);
+            }
+            (out, raw_domains)
+        });
+        let mut batch = NvtxBatch::default();
+        let scanned = each_row(
+            db,
+            &format!("table {table}"),
+            &format!("SELECT rowid, {list} FROM \"{table}\""),
+            |r| {
+                use rusqlite::types::ValueRef;
+                let ty = match r.get_ref(3)? {
+                    ValueRef::Integer(x) => Some(x),
+                    _ => None,
+                };
+                let is_range = matches!(
+                    ty,
+                    Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
+                );
+                let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
+                all_max.add(s0, e0);
+                if is_range {
+                    range_max.add(s0, e0);
+                } else if ty != Some(NVTX_DOMAIN_CREATE) {
+                    return Ok(());
+                }
+                let ty = ty.unwrap_or(0);
+                let g = int_at(r, 4)?.unwrap_or(0);
+                let Some(start) = int_at(r, 1)? else {
+                    if ty != NVTX_DOMAIN_CREATE {
+                        nulls += 1;
                     }
+                    return Ok(());
+                };
+                if ty == NVTX_DOMAIN_CREATE {
+                    let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
+                    let text = text_at(r, 8)?.unwrap_or_default();
+                    match domains.get(&key) {
+                        Some((s, _)) if *s <= start => {}
+                        _ => {
+                            domains.insert(key, (start, text));
+                        }
+                    }
+                    return Ok(());
                 }
-                return Ok(());
-            }
-            let style = if ty == NVTX_PUSHPOP || ty == NVTXT_PUSHPOP {
-                RangeStyle::PushPop
-            } else {
-                RangeStyle::StartEnd
-            };
-            // inline texts (millions on a large export, nearly all distinct)
-            // interned from SQLite's own buffer, without a String each
-            let text = match strings.get(int_at(r, 7)?) {
-                Some(t) => Some(t),
-                None => match r.get_ref(8)? {
-                    rusqlite::types::ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
-                        Ok(s) => names.intern(s),
-                        Err(_) => names.intern(&String::from_utf8_lossy(t)),
-                    }),
-                    _ => text_at(r, 8)?.map(|s| names.intern(&s)),
-                },
-            };
-            let text = text.unwrap_or(NO_TEXT);
-            out.push(NvtxRow {
-                id: int_at(r, 0)?.unwrap_or(0),
-                start_ns: start,
-                end_ns: int_at(r, 2)?,
-                name: text,
-                style,
-                pid: pid_of(g),
-                tid: tid_of(g),
-                ends_elsewhere: int_at(r, 5)?.is_some(),
-                text,
-                domain: None,
-            });
-            raw_domains.push(int_at(r, 6)?.unwrap_or(0));
-            Ok(())
-        },
-    )?;
+                let style = if ty == NVTX_PUSHPOP || ty == NVTXT_PUSHPOP {
+                    RangeStyle::PushPop
+                } else {
+                    RangeStyle::StartEnd
+                };
+                // inline texts copied from SQLite's own buffer, without a
+                // String each
+                let text = match strings.get(int_at(r, 7)?) {
+                    Some(t) => PendingText::Known(t),
+                    None => {
+                        let a = batch.text.len();
+                        let some = match r.get_ref(8)? {
+                            ValueRef::Text(t) => {
+                                match std::str::from_utf8(t) {
+                                    Ok(s) => batch.text.push_str(s),
+                                    Err(_) => batch.text.push_str(&String::from_utf8_lossy(t)),
+                                }
+                                true
+                            }
+                            _ => text_at(r, 8)?.map(|s| batch.text.push_str(&s)).is_some(),
+                        };
+                        if some {
+                            PendingText::Inline(a, batch.text.len())
+                        } else {
+                            PendingText::None
+                        }
+                    }
+                };
+                batch.rows.push(PendingRange {
+                    id: int_at(r, 0)?.unwrap_or(0),
+                    start,
+                    end: int_at(r, 2)?,
+                    style,
+                    g,
+                    ends_elsewhere: int_at(r, 5)?.is_some(),
+                    text,
+                    domain: int_at(r, 6)?.unwrap_or(0),
+                });
+                if batch.rows.len() >= NVTX_BATCH_ROWS || batch.text.len() >= NVTX_BATCH_TEXT {
+                    let next = back_rx.try_recv().unwrap_or_default();
+                    // the interner stopped (it panicked): its join says so
+                    let _ = tx.send(std::mem::replace(&mut batch, next));
+                }
+                Ok(())
+            },
+        );
+        if !batch.rows.is_empty() {
+            let _ = tx.send(batch);
+        }
+        drop(tx);
+        (interner.join(), scanned)
+    });
+    scanned?;
+    let (mut out, raw_domains) = made.map_err(|_| {
+        db.err(
+            format!("reading table {table}"),
+            rusqlite::Error::InvalidQuery,
+        )
+    })?;
     if all_max.odd || range_max.odd {
         // values other than integers: SQLite's own ordering of types
         data.nvtx_max_ns = db.scalar_i64(&format!(

@@ -1,0 +1,178 @@
+//! `rprof stats` on exports with more rows than one batch or chunk of the
+//! large-report paths (the NVTX scan's batches, the parallel measuring and
+//! writing of rows, names fetched ahead): the rows, their order and the
+//! text layout's widths against SQL over the same file, computed without
+//! rprof.
+
+use std::path::{Path, PathBuf};
+
+use rprof_testkit::{Synth, SynthRange, global_tid};
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::util::{rprof, run};
+
+/// Ranges: 30 001 (over three NVTX batches of 8192, and report rows over
+/// many chunks of 2048), names shared by a few ranges each, registered or
+/// inline, push/pop or start/end, some with control or non-ASCII
+/// characters, on two processes.
+fn many_ranges(dir: &Path) -> PathBuf {
+    let p = dir.join("many.sqlite");
+    // the file's tables from the test kit, the rows added here in one
+    // transaction (a commit per row took minutes)
+    let mut s = Synth::default();
+    s.ranges.push(SynthRange::push("first", 0, 5));
+    s.write_nsys(&p).unwrap();
+    let mut c = Connection::open(&p).unwrap();
+    let tx = c.transaction().unwrap();
+    for k in 0..30_000i64 {
+        let name = match k % 7 {
+            0 => format!("op\t{}", k % 4001),
+            1 => format!("\u{e9}tape {}", k % 4001),
+            2 => format!("aten::empty, op_id = {}", k % 9001),
+            _ => format!("r{}", k % 13_001),
+        };
+        let start = 10 + k * 10;
+        let end = start + 1 + (k * 7919) % 500;
+        // start/end every third range
+        let ty = if k % 3 == 0 { 60 } else { 59 };
+        let g = global_tid(100 + (k % 2) as u64, 7);
+        if k % 5 == 0 {
+            // a registered string
+            let id = 1_000_000 + k;
+            tx.execute(
+                "INSERT INTO StringIds (id, value) VALUES (?1, ?2)",
+                rusqlite::params![id, name],
+            )
+            .unwrap();
+            tx.execute(
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+                rusqlite::params![start, end, ty, g, id],
+            )
+            .unwrap();
+        } else {
+            tx.execute(
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+                rusqlite::params![start, end, ty, g, name],
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    p
+}
+
+/// nvtx_sum's rows by SQL: (range, style, instances, total), in nsys's
+/// order (total descending, then the name's bytes, then the style).
+fn expected(p: &Path) -> Vec<(String, String, i64, i64)> {
+    let c = Connection::open(p).unwrap();
+    let mut st = c
+        .prepare(
+            "SELECT coalesce(s.value, e.text) AS name,
+                    CASE WHEN e.eventType IN (59, 70) THEN 'PushPop' ELSE 'StartEnd' END AS style,
+                    count(*), sum(e.end - e.start) AS total
+             FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId
+             WHERE e.eventType IN (59, 60, 70, 71)
+             GROUP BY name, style ORDER BY total DESC, name, style",
+        )
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Control characters as the text layouts print them.
+fn escaped(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\x{:02x}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn nvtx_sum_over_many_batches_and_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = many_ranges(dir.path());
+    let want = expected(&p);
+    assert!(want.len() > 3 * 2048, "{} rows", want.len());
+    let out = run(rprof()
+        .args(["stats", "-q", "--json", "-r", "nvtx_sum"])
+        .arg(&p));
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Vec<(String, String, i64, i64)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["Range"].as_str().unwrap().to_owned(),
+                r["Style"].as_str().unwrap().to_owned(),
+                r["Instances"].as_i64().unwrap(),
+                r["Total Time (ns)"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(got == want, "rows differ from SQL's");
+
+    // the column layout: one line per row in the same order, every line
+    // padded to the same width, the name column as wide as the widest
+    // name printed (escaped)
+    let out = run(rprof().args(["stats", "-q", "-r", "nvtx_sum"]).arg(&p));
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().skip(3).filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), want.len() + 2);
+    let width = |l: &str| l.chars().count();
+    assert!(lines.iter().all(|l| width(l) == width(lines[0])));
+    let widest = want
+        .iter()
+        .map(|r| escaped(&r.0).chars().count())
+        .max()
+        .unwrap();
+    let dashes = lines[1].trim_end().rsplit(' ').next().unwrap();
+    assert_eq!(dashes.chars().count(), widest.max("Range".len()));
+    for (l, r) in lines[2..].iter().zip(&want) {
+        let name = escaped(&r.0);
+        assert!(
+            l.trim_end().ends_with(&format!("  {name}")),
+            "{l:?} does not end with {name:?}"
+        );
+    }
+
+    // CSV: the same rows
+    let out = run(rprof()
+        .args(["stats", "-q", "--csv", "-r", "nvtx_sum"])
+        .arg(&p));
+    assert!(out.status.success());
+    let mut rd = csv::Reader::from_reader(&out.stdout[..]);
+    let heads = rd.headers().unwrap().clone();
+    let col = |h: &str| heads.iter().position(|x| x == h).unwrap();
+    let (nc, sc, ic, tc) = (
+        col("Range"),
+        col("Style"),
+        col("Instances"),
+        col("Total Time (ns)"),
+    );
+    let rows: Vec<(String, String, i64, i64)> = rd
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (
+                r[nc].to_owned(),
+                r[sc].to_owned(),
+                r[ic].parse().unwrap(),
+                r[tc].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert!(rows == want, "CSV rows differ from SQL's");
+}
