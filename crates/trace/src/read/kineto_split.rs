@@ -233,22 +233,9 @@ impl<R: Read> Scanner<R> {
                     let mut done = false;
                     while i < seg.len() {
                         if in_string {
-                            if escaped {
-                                escaped = false;
-                                i += 1;
-                                continue;
-                            }
-                            match memchr::memchr2(b'"', b'\\', &seg[i..]) {
-                                Some(j) => {
-                                    if seg[i + j] == b'"' {
-                                        in_string = false;
-                                    } else {
-                                        escaped = true;
-                                    }
-                                    i += j + 1;
-                                }
-                                None => i = seg.len(),
-                            }
+                            let (next, closed) = string_step(seg, i, &mut escaped);
+                            i = next;
+                            in_string = !closed;
                             continue;
                         }
                         match seg[i] {
@@ -286,22 +273,11 @@ impl<R: Read> Scanner<R> {
                     let mut i = 0;
                     let mut done = false;
                     while i < seg.len() {
-                        if escaped {
-                            escaped = false;
-                            i += 1;
-                            continue;
-                        }
-                        match memchr::memchr2(b'"', b'\\', &seg[i..]) {
-                            Some(j) if seg[i + j] == b'"' => {
-                                i += j + 1;
-                                done = true;
-                                break;
-                            }
-                            Some(j) => {
-                                escaped = true;
-                                i += j + 1;
-                            }
-                            None => i = seg.len(),
+                        let (next, closed) = string_step(seg, i, &mut escaped);
+                        i = next;
+                        if closed {
+                            done = true;
+                            break;
                         }
                     }
                     keep(out, start_len, &seg[..i], keep_max, &mut kept);
@@ -509,6 +485,25 @@ fn events<R: Read>(
         }
     }
     Ok(ends.is_empty() || sink(Piece::Events { bytes, ends }))
+}
+
+/// One step inside a JSON string from `seg[i]`: past the character an
+/// escape (`escaped`) left pending, else up to and past the next quote or
+/// backslash (the end of `seg` when there is none). Returns where the
+/// string goes on from, and whether that step closed it.
+fn string_step(seg: &[u8], i: usize, escaped: &mut bool) -> (usize, bool) {
+    if *escaped {
+        *escaped = false;
+        return (i + 1, false);
+    }
+    match memchr::memchr2(b'"', b'\\', &seg[i..]) {
+        Some(j) if seg[i + j] == b'"' => (i + j + 1, true),
+        Some(j) => {
+            *escaped = true;
+            (i + j + 1, false)
+        }
+        None => (seg.len(), false),
+    }
 }
 
 #[cfg(test)]
