@@ -6,6 +6,7 @@
 //! over `altSeqId`. Here two maps from sequence id to the latest such
 //! kernel answer the same question in O(1) without keeping the kernels.
 
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
@@ -96,37 +97,51 @@ impl FpropIndex {
         fn own(v: &[std::borrow::Cow<'_, str>]) -> Vec<String> {
             v.iter().map(|s| s.to_string()).collect()
         }
-        let info = match self.last.as_ref().filter(|l| holds(l, rec, marker)) {
-            Some(l) => Arc::clone(l),
-            None => {
-                let key = content_hash(self.shared.hasher(), rec, marker);
-                let info = match self.shared.get(&key).filter(|f| holds(f, rec, marker)) {
-                    Some(f) => Arc::clone(f),
-                    None => {
-                        let f = Arc::new(Fprop {
-                            has_marker: !rec.marker.is_empty(),
-                            marker: marker.cloned(),
-                            module: own(&rec.mod_),
-                            op: own(&rec.op),
-                            layer: own(&rec.layer),
-                            trace: own(&rec.trace),
-                        });
-                        if self.shared.len() >= SHARED_CAP {
-                            self.shared.clear();
-                        }
-                        self.shared.insert(key, Arc::clone(&f));
-                        f
+        // the entry is shared by reference counts that the thread running
+        // the models also touches (through `Resolved::from`): every count
+        // changed here is a cache line taken from that thread, so none is
+        // changed without need (no temporary clone; an id that already
+        // maps to this entry is left alone)
+        if !self.last.as_ref().is_some_and(|l| holds(l, rec, marker)) {
+            let key = content_hash(self.shared.hasher(), rec, marker);
+            let info = match self.shared.get(&key).filter(|f| holds(f, rec, marker)) {
+                Some(f) => Arc::clone(f),
+                None => {
+                    let f = Arc::new(Fprop {
+                        has_marker: !rec.marker.is_empty(),
+                        marker: marker.cloned(),
+                        module: own(&rec.mod_),
+                        op: own(&rec.op),
+                        layer: own(&rec.layer),
+                        trace: own(&rec.trace),
+                    });
+                    if self.shared.len() >= SHARED_CAP {
+                        self.shared.clear();
                     }
-                };
-                self.last = Some(Arc::clone(&info));
-                info
-            }
-        };
-        for s in &rec.seq_id {
-            self.by_seq.insert(*s, Arc::clone(&info));
+                    self.shared.insert(key, Arc::clone(&f));
+                    f
+                }
+            };
+            self.last = Some(info);
         }
-        for s in &rec.alt_seq_id {
-            self.by_alt.insert(*s, Arc::clone(&info));
+        let Some(info) = self.last.as_ref() else {
+            return;
+        };
+        for (ids, map) in [
+            (&rec.seq_id, &mut self.by_seq),
+            (&rec.alt_seq_id, &mut self.by_alt),
+        ] {
+            for s in ids {
+                match map.entry(*s) {
+                    Entry::Occupied(o) if Arc::ptr_eq(o.get(), info) => {}
+                    Entry::Occupied(mut o) => {
+                        o.insert(Arc::clone(info));
+                    }
+                    Entry::Vacant(v) => {
+                        v.insert(Arc::clone(info));
+                    }
+                }
+            }
         }
     }
 

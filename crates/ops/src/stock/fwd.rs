@@ -11,21 +11,49 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rprof_model::FastMap;
+use smallvec::SmallVec;
 
-/// One forward marker with a sequence number.
+/// The names a forward marker is known by; shared by every marker with
+/// the same name and op (a run has few of those and many markers).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct FwdOp {
-    /// Its name (shared by every marker of that name).
+pub(crate) struct FwdNames {
+    /// Its name.
     pub(crate) name: Arc<str>,
-    /// Its name, normalised for matching (shared likewise).
+    /// Its name, normalised for matching.
     pub(crate) norm: Arc<str>,
+    /// The printed op of the forward kernels it enclosed (the outermost
+    /// `aten::` op), with its namespace.
+    pub(crate) op: Arc<str>,
+}
+
+/// One forward marker with a sequence number. A clone shares its parts:
+/// a new marker costs one allocation (its text), and dropping it frees
+/// only that.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FwdOp {
+    /// Its names (shared).
+    pub(crate) names: Arc<FwdNames>,
     /// The marker text.
     pub(crate) text: Arc<str>,
-    /// The printed op of the forward kernels it enclosed (the outermost
-    /// `aten::` op), with its namespace (shared likewise).
-    pub(crate) op: Arc<str>,
     /// The marker has `sizes`.
     pub(crate) sized: bool,
+}
+
+impl FwdOp {
+    /// Its name.
+    pub(crate) fn name(&self) -> &str {
+        &self.names.name
+    }
+
+    /// Its name, normalised for matching.
+    pub(crate) fn norm(&self) -> &str {
+        &self.names.norm
+    }
+
+    /// The printed op of the forward kernels it enclosed.
+    pub(crate) fn op(&self) -> &str {
+        &self.names.op
+    }
 }
 
 /// `aten::_native_layer_norm` → `nativelayernorm`.
@@ -89,7 +117,9 @@ const SMALL: usize = 512;
 /// scan (scans made a long optimizer step quadratic).
 #[derive(Debug)]
 enum SeqOps {
-    Small(Vec<Arc<FwdOp>>),
+    /// Two markers inline (most numbers have one or two): no allocation
+    /// per number, and dropping a number touches no list of its own.
+    Small(SmallVec<[FwdOp; 2]>),
     Large(Box<LargeOps>),
 }
 
@@ -97,7 +127,7 @@ enum SeqOps {
 #[derive(Debug)]
 struct LargeOps {
     /// Every marker by its text: a marker seen again is the same entry.
-    by_text: FastMap<Arc<str>, Arc<FwdOp>>,
+    by_text: FastMap<Arc<str>, FwdOp>,
     /// By normalised name: the latest marker, and the latest with sizes.
     by_norm: FastMap<Arc<str>, Latest>,
     /// The latest marker, and the latest with sizes, of any name.
@@ -107,29 +137,29 @@ struct LargeOps {
 /// The markers seen last (inserted, or seen again) in one group.
 #[derive(Debug)]
 struct Latest {
-    last: Arc<FwdOp>,
-    sized: Option<Arc<FwdOp>>,
+    last: FwdOp,
+    sized: Option<FwdOp>,
 }
 
 impl Latest {
-    fn new(f: &Arc<FwdOp>) -> Latest {
+    fn new(f: &FwdOp) -> Latest {
         Latest {
-            last: Arc::clone(f),
-            sized: f.sized.then(|| Arc::clone(f)),
+            last: f.clone(),
+            sized: f.sized.then(|| f.clone()),
         }
     }
 
-    fn touch(&mut self, f: &Arc<FwdOp>) {
-        self.last = Arc::clone(f);
+    fn touch(&mut self, f: &FwdOp) {
+        self.last = f.clone();
         if f.sized {
-            self.sized = Some(Arc::clone(f));
+            self.sized = Some(f.clone());
         }
     }
 }
 
 impl LargeOps {
     /// The markers of a list, oldest first, with the same answers.
-    fn from_list(list: Vec<Arc<FwdOp>>) -> Option<LargeOps> {
+    fn from_list(list: SmallVec<[FwdOp; 2]>) -> Option<LargeOps> {
         let first = list.first()?;
         let mut ops = LargeOps {
             by_text: FastMap::default(),
@@ -143,18 +173,19 @@ impl LargeOps {
     }
 
     /// Remember `f` (a marker not seen before) as the latest.
-    fn add(&mut self, f: Arc<FwdOp>) {
+    fn add(&mut self, f: FwdOp) {
         self.touch(&f);
         self.by_text.insert(f.text.clone(), f);
     }
 
     /// Make `f` the latest of its groups.
-    fn touch(&mut self, f: &Arc<FwdOp>) {
+    fn touch(&mut self, f: &FwdOp) {
         self.any.touch(f);
-        match self.by_norm.get_mut(&f.norm) {
+        match self.by_norm.get_mut(f.norm()) {
             Some(l) => l.touch(f),
             None => {
-                self.by_norm.insert(Arc::clone(&f.norm), Latest::new(f));
+                self.by_norm
+                    .insert(Arc::clone(&f.names.norm), Latest::new(f));
             }
         }
     }
@@ -183,7 +214,7 @@ impl SeqOps {
     }
 
     /// Remember `f` (a marker not seen before) as the latest.
-    fn add(&mut self, f: Arc<FwdOp>) {
+    fn add(&mut self, f: FwdOp) {
         match self {
             SeqOps::Small(v) if v.len() < SMALL => v.push(f),
             SeqOps::Small(v) => {
@@ -199,10 +230,10 @@ impl SeqOps {
 
     /// The latest marker whose normalised name is `norm` (one with sizes
     /// first), else the latest (one with sizes first).
-    fn find(&self, norm: &str) -> Option<&Arc<FwdOp>> {
+    fn find(&self, norm: &str) -> Option<&FwdOp> {
         match self {
             SeqOps::Small(v) => {
-                let matching = || v.iter().rev().filter(|f| *f.norm == *norm);
+                let matching = || v.iter().rev().filter(|f| f.norm() == norm);
                 matching()
                     .find(|f| f.sized)
                     .or_else(|| matching().next())
@@ -234,6 +265,11 @@ pub(crate) struct FwdIndex {
     /// Name → (the shared name, its normalised form): a run has few
     /// distinct op names and many markers (bounded).
     names: FastMap<Arc<str>, Arc<str>>,
+    /// (name, op), by the addresses of their shared copies in `names` →
+    /// the names a marker holds (bounded with `names`, and cleared with
+    /// it: an entry keeps its strings alive, so no address is reused
+    /// while it stands).
+    pairs: FastMap<(usize, usize), Arc<FwdNames>>,
     /// Scratch for normalised names.
     buf: String,
 }
@@ -251,6 +287,7 @@ impl FwdIndex {
             order: VecDeque::new(),
             cap: cap.max(1),
             names: FastMap::default(),
+            pairs: FastMap::default(),
             buf: String::new(),
         }
     }
@@ -262,11 +299,37 @@ impl FwdIndex {
         }
         if self.names.len() >= NAMES_CAP {
             self.names.clear();
+            self.pairs.clear();
         }
         normalise_forward_into(name, &mut self.buf);
         let (k, v): (Arc<str>, Arc<str>) = (Arc::from(name), Arc::from(self.buf.as_str()));
         self.names.insert(Arc::clone(&k), Arc::clone(&v));
         (k, v)
+    }
+
+    /// The shared names of a marker named `name` whose kernels' op is `op`.
+    fn names_of(&mut self, name: &str, op: &str) -> Arc<FwdNames> {
+        let (name, norm) = self.intern(name);
+        let op = if *op == *name {
+            Arc::clone(&name)
+        } else {
+            self.intern(op).0
+        };
+        // interning `op` may have cleared the maps (at their bound):
+        // `name` is then no longer the shared copy, and a pair keyed by
+        // its address could outlive it; such a pair is made and not kept
+        if !self.names.contains_key(&*name) {
+            return Arc::new(FwdNames { name, norm, op });
+        }
+        let key = (
+            Arc::as_ptr(&name).cast::<u8>() as usize,
+            Arc::as_ptr(&op).cast::<u8>() as usize,
+        );
+        Arc::clone(
+            self.pairs
+                .entry(key)
+                .or_insert_with(|| Arc::new(FwdNames { name, norm, op })),
+        )
     }
 
     /// Remember a forward marker (`text`, named `name`, sequence `seq`)
@@ -279,19 +342,11 @@ impl FwdIndex {
         {
             return;
         }
-        let (name, norm) = self.intern(name);
-        let op = if *op == *name {
-            Arc::clone(&name)
-        } else {
-            self.intern(op).0
-        };
-        let f = Arc::new(FwdOp {
-            name,
-            norm,
+        let f = FwdOp {
+            names: self.names_of(name, op),
             text: Arc::from(text),
-            op,
             sized,
-        });
+        };
         match self.by_seq.get_mut(&seq) {
             Some(ops) => ops.add(f),
             None => {
@@ -301,7 +356,8 @@ impl FwdIndex {
                     self.by_seq.remove(&old);
                 }
                 self.order.push_back(seq);
-                self.by_seq.insert(seq, SeqOps::Small(vec![f]));
+                self.by_seq
+                    .insert(seq, SeqOps::Small(smallvec::smallvec![f]));
             }
         }
     }
@@ -309,7 +365,7 @@ impl FwdIndex {
     /// The forward marker for backward node `node` of sequence `seq`: the
     /// latest whose normalised name matches (one with sizes first), else
     /// the latest with that `seq` (one with sizes first).
-    pub(crate) fn find(&mut self, seq: i64, node: &str) -> Option<&Arc<FwdOp>> {
+    pub(crate) fn find(&mut self, seq: i64, node: &str) -> Option<&FwdOp> {
         let ops = self.by_seq.get(&seq)?;
         normalise_node_into(node, &mut self.buf);
         ops.find(&self.buf)
@@ -373,12 +429,12 @@ mod tests {
         );
         f.insert(11, "aten::t", "aten::t, seq = 11", "aten::linear", false);
         assert_eq!(
-            f.find(11, "AddmmBackward0").map(|x| &*x.norm),
+            f.find(11, "AddmmBackward0").map(|x| x.norm()),
             Some("addmm")
         );
-        assert_eq!(f.find(11, "TBackward0").map(|x| &*x.norm), Some("t"));
+        assert_eq!(f.find(11, "TBackward0").map(|x| x.norm()), Some("t"));
         // no name matches: the latest with sizes
-        assert_eq!(f.find(11, "XBackward0").map(|x| &*x.norm), Some("addmm"));
+        assert_eq!(f.find(11, "XBackward0").map(|x| x.norm()), Some("addmm"));
         assert!(f.find(12, "AddmmBackward0").is_none());
         // re-inserting moves it last, not twice
         f.insert(
@@ -394,6 +450,42 @@ mod tests {
         f.insert(13, "aten::mul", "aten::mul, seq = 13", "aten::mul", false);
         assert!(f.find(11, "AddmmBackward0").is_none());
         assert!(f.find(13, "MulBackward0").is_some());
+    }
+
+    /// Markers share their names through maps that are cleared at
+    /// NAMES_CAP names: across a clear every marker keeps its own name and
+    /// op (the pairs are keyed by the addresses of shared names, which
+    /// must never point at another name).
+    #[test]
+    fn shared_names_survive_clearing() {
+        let n = 2 * NAMES_CAP as i64 + 500;
+        let mut index = FwdIndex::new(2 * n as usize);
+        // one name met with three ops, and a new name every other marker
+        let name = |i: i64| {
+            if i % 2 == 1 {
+                "aten::mul".to_owned()
+            } else {
+                format!("aten::op{i}")
+            }
+        };
+        let node = |i: i64| {
+            if i % 2 == 1 {
+                "MulBackward0".to_owned()
+            } else {
+                format!("Op{i}Backward0")
+            }
+        };
+        let op = |i: i64| format!("aten::outer{}", i % 3);
+        for i in 0..n {
+            let text = format!("{}, seq = {i}", name(i));
+            index.insert(i, &name(i), &text, &op(i), false);
+        }
+        for i in (0..n).step_by(97).chain(n - 6..n) {
+            let f = index.find(i, &node(i)).expect("inserted");
+            assert_eq!(f.name(), name(i));
+            assert_eq!(f.op(), op(i), "marker {i}");
+            assert_eq!(&*f.text, format!("{}, seq = {i}", name(i)));
+        }
     }
 
     /// The list every sequence number kept before the maps: the answers
@@ -459,7 +551,7 @@ mod tests {
             let node = nodes[next(4) as usize];
             let got = index
                 .find(7, node)
-                .map(|f| (f.text.to_string(), f.op.to_string()));
+                .map(|f| (f.text.to_string(), f.op().to_string()));
             let want = plain.find(node).map(|(t, o)| (t.to_owned(), o.to_owned()));
             assert_eq!(got, want, "step {step}");
         }

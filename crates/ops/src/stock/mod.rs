@@ -89,7 +89,7 @@ enum Source {
     /// An entry of the record's stack.
     Stack(usize),
     /// The forward marker a backward node pairs with.
-    Forward(Arc<FwdOp>),
+    Forward(FwdOp),
     /// Nothing to cost: only the op is known.
     None,
 }
@@ -100,7 +100,7 @@ enum OpName {
     /// An entry of the record's stack.
     Stack(usize),
     /// The forward kernels' op (namespaced).
-    Forward(Arc<FwdOp>),
+    Forward(FwdOp),
     /// A backward node's name without `Backward\d*`.
     Node(Arc<str>),
 }
@@ -444,7 +444,7 @@ impl State {
                 // a forward marker worth borrowing: sizes and a model
                 self.fwd
                     .find(seq, node)
-                    .filter(|f| f.sized && lookup_stock(&f.name).is_some())
+                    .filter(|f| f.sized && lookup_stock(f.name()).is_some())
                     .cloned()
             }
             _ => None,
@@ -454,7 +454,7 @@ impl State {
                 (Some(f), _, _) => {
                     let m = grammar::parse(&f.text);
                     let spec = lookup_stock(m.name);
-                    (Source::Forward(Arc::clone(f)), spec, true, m.sizes)
+                    (Source::Forward(f.clone()), spec, true, m.sizes)
                 }
                 // the sizes move out: the marker is not read again
                 (None, Some((i, spec, m)), _) => (
@@ -600,7 +600,7 @@ pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a>
     let entry = |i: usize| -> &'a str { rec.stack.get(i).map_or("", |t| t) };
     let full_op: &'a str = match &st.op {
         OpName::Stack(i) => grammar::parse_head(entry(*i)).name,
-        OpName::Forward(f) => &f.op,
+        OpName::Forward(f) => f.op(),
         OpName::Node(n) => n,
     };
     let (module, op) = match &st.op {

@@ -296,22 +296,35 @@ type CommRange = (i64, i64, usize, Range);
 /// are the same step) and the communication ranges (`nccl:*` annotations,
 /// operators with collective arguments).
 pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
-    // (place in the file, is a communication range, step name)
-    // one thread: a regex shared by threads takes a lock per search
+    use rayon::prelude::*;
+    // (place in the file, is a communication range, step name), in file
+    // order: blocks of ranges side by side, each block with its own copy
+    // of the regex (one regex shared by threads takes a lock per search)
+    const BLOCK: usize = 1 << 16;
     let hits: Vec<(usize, bool, Option<String>)> = trace
         .ranges
-        .iter()
+        .par_chunks(BLOCK)
         .enumerate()
-        .filter_map(|(i, r)| {
-            let name = trace.range_name(r);
-            let has_args = trace
-                .range_meta
-                .get(&r.text)
-                .is_some_and(|m| m.comm.is_some());
-            let comm = has_args || name.starts_with("nccl:");
-            let step = steps.find(name).map(|m| m.as_str().to_owned());
-            (comm || step.is_some()).then_some((i, comm, step))
-        })
+        .map_init(
+            || steps.clone(),
+            |steps, (b, block)| {
+                let mut hits = Vec::new();
+                for (j, r) in block.iter().enumerate() {
+                    let name = trace.range_name(r);
+                    let has_args = trace
+                        .range_meta
+                        .get(&r.text)
+                        .is_some_and(|m| m.comm.is_some());
+                    let comm = has_args || name.starts_with("nccl:");
+                    let step = steps.find(name).map(|m| m.as_str().to_owned());
+                    if comm || step.is_some() {
+                        hits.push((b * BLOCK + j, comm, step));
+                    }
+                }
+                hits
+            },
+        )
+        .flatten_iter()
         .collect();
     let mut step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>> = BTreeMap::new();
     let mut comm_ranges: FastMap<ThreadKey, Vec<CommRange>> = FastMap::default();
@@ -553,6 +566,59 @@ fn enclosing_comm<'t>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scan runs in blocks side by side: over several blocks its hits
+    /// are those of a plain loop, in file order (expected values from the
+    /// names the test gave each range, not from the code's lookups).
+    #[test]
+    fn range_scan_in_blocks_keeps_file_order() {
+        let mut t = Trace::empty("x".into(), rprof_model::Source::Nsys);
+        let comm = t.strings.push("nccl:all_reduce");
+        let other = t.strings.push("aten::mm");
+        let n = 3 * (1 << 16) + 17;
+        let mut want_comm: Vec<(u64, i64, i64, usize)> = Vec::new();
+        let mut want_steps: Vec<(i64, String)> = Vec::new();
+        for i in 0..n {
+            let thread = (i % 2) as u64 + 1;
+            let start = (n - i) as i64; // not in time order
+            let text = if i % 1000 == 3 {
+                want_comm.push((thread, start, start + 5, i));
+                comm
+            } else if i % 7919 == 11 {
+                let name = format!("ProfilerStep#{i}");
+                want_steps.push((start, name.clone()));
+                t.strings.push(&name)
+            } else {
+                other
+            };
+            t.ranges.push(Range {
+                start_ns: start,
+                end_ns: start + 5,
+                thread,
+                text,
+                domain: 0,
+            });
+        }
+        let scan = scan_ranges(&t, &Regex::new(r"ProfilerStep#\d+").unwrap());
+        let mut got_comm: Vec<(u64, i64, i64, usize)> = scan
+            .comm_ranges
+            .iter()
+            .flat_map(|(th, v)| v.iter().map(move |c| (*th, c.0, c.1, c.2)))
+            .collect();
+        got_comm.sort_by_key(|c| c.3);
+        assert_eq!(got_comm, want_comm);
+        // within a thread, in file order
+        for v in scan.comm_ranges.values() {
+            assert!(v.windows(2).all(|w| w[0].2 < w[1].2));
+        }
+        let got_steps: Vec<(i64, String)> = scan
+            .step_ranges
+            .values()
+            .flatten()
+            .map(|(s, _, name)| (*s, name.clone()))
+            .collect();
+        assert_eq!(got_steps, want_steps);
+    }
 
     #[test]
     fn ops_from_names() {

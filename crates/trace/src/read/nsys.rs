@@ -517,7 +517,7 @@ fn read_launches(
     kernels: &mut [Kernel],
     memops: &mut [(MemOp, u64)],
     strings: &mut StrPool,
-    mut all: Option<&mut Vec<ApiCall>>,
+    all: Option<&mut Vec<ApiCall>>,
     read_ahead: Option<(Vec<RuntimeRow>, bool)>,
 ) -> Result<Vec<Launch>> {
     // (process bits, correlation id) → launch slot, in the order of each
@@ -547,57 +547,18 @@ fn read_launches(
     ];
     let mut versioned_slot = vec![false; want.slots];
     let mut api_names: HashMap<i64, (StrRef, bool, ApiKind)> = HashMap::default();
-    // every call, for the timeline views; versioned flag for de-duplicating
-    // backtrace rows of exports without eventClass
-    let mut versioned_all: Vec<bool> = Vec::new();
-    let mut unnamed: Option<(StrRef, ApiKind)> = None;
-    let mut join = |row: RuntimeRow| {
-        let RuntimeRow {
-            start,
-            end,
-            gtid,
-            corr,
-            name_id,
-        } = row;
-        let slot = want.get(gtid & PID_MASK, corr);
-        if slot.is_none() && all.is_none() {
-            return;
-        }
-        // the call's name, once per row (and its kind, once per name)
-        let (api, versioned, kind) = match name_id {
-            Some(id) => api_name_of(id, &mut api_names, strings),
-            None => (None, false, None),
-        };
-        if let Some(all) = all.as_deref_mut()
-            && let (Some(start), Some(end)) = (start, end)
-        {
-            let (name, kind) = match (api, kind) {
-                (Some(n), Some(k)) => (n, k),
-                _ => *unnamed.get_or_insert_with(|| {
-                    let n = strings.push("<unknown API>");
-                    (n, ApiKind::classify(strings.get(n)))
-                }),
-            };
-            all.push(ApiCall {
-                start_ns: start,
-                end_ns: end,
-                thread: gtid,
-                correlation: corr,
-                name,
-                kind,
-            });
-            versioned_all.push(versioned);
-        }
-        let (Some(slot), Some(start), Some(end)) = (slot, start, end) else {
+    // a call that launched a wanted kernel, copy or set fills its slot
+    let mut fill = |slot: Option<u32>, row: &RuntimeRow, api: Option<StrRef>, versioned: bool| {
+        let (Some(slot), Some(start), Some(end)) = (slot, row.start, row.end) else {
             return;
         };
         let launch = Launch {
             start_ns: start,
             end_ns: end,
-            thread: gtid,
-            pid: crate::model::nsys_pid(gtid),
-            tid: gtid & 0xFF_FFFF,
-            correlation: corr,
+            thread: row.gtid,
+            pid: crate::model::nsys_pid(row.gtid),
+            tid: row.gtid & 0xFF_FFFF,
+            correlation: row.corr,
             api,
         };
         // Without eventClass (≤ 2020.x) CUDA backtrace rows duplicate a
@@ -608,23 +569,104 @@ fn read_launches(
             versioned_slot[i] = versioned;
         }
     };
-    let has_class = match read_ahead {
-        Some((rows, has_class)) => {
-            rows.into_iter().for_each(&mut join);
-            has_class
+    match (read_ahead, all) {
+        // every call is wanted and its rows are in memory: the names are
+        // interned first (in row order, as below), then the list of calls
+        // is made and sorted on a second thread while this one fills the
+        // launch slots
+        (Some((rows, has_class)), Some(all)) => {
+            let mut unnamed: Option<(StrRef, ApiKind)> = None;
+            let mut last = None;
+            for r in &rows {
+                let named = match r.name_id {
+                    // consecutive rows often call the same function
+                    Some(id) if last == Some(id) => true,
+                    Some(id) => {
+                        let named = api_name_of(id, &mut api_names, strings).0.is_some();
+                        last = named.then_some(id);
+                        named
+                    }
+                    None => false,
+                };
+                if !named && unnamed.is_none() && r.start.is_some() && r.end.is_some() {
+                    let n = strings.push("<unknown API>");
+                    unnamed = Some((n, ApiKind::classify(strings.get(n))));
+                }
+            }
+            let names = &api_names;
+            let calls = std::thread::scope(|s| {
+                let calls = s.spawn(|| every_call(&rows, names, unnamed, has_class));
+                for r in &rows {
+                    let slot = want.get(r.gtid & PID_MASK, r.corr);
+                    match r.name_id.and_then(|id| names.get(&id)) {
+                        Some(&(api, versioned, _)) => fill(slot, r, Some(api), versioned),
+                        None => fill(slot, r, None, false),
+                    }
+                }
+                calls.join()
+            });
+            *all = calls.map_err(|_| Error::Sqlite {
+                path: db.path.clone(),
+                what: format!("reading table {table}"),
+                source: rusqlite::Error::InvalidQuery,
+            })?;
         }
-        None => {
-            let (sql, has_class) = runtime_query(db, table)?;
-            runtime_rows(db, &sql, &mut join)
-                .map_err(|e| db.err(format!("reading table {table}"), e))?;
-            has_class
+        (ahead, mut all) => {
+            // every call, for the timeline views; versioned flag for
+            // de-duplicating backtrace rows of exports without eventClass
+            let mut versioned_all: Vec<bool> = Vec::new();
+            let mut unnamed: Option<(StrRef, ApiKind)> = None;
+            let mut join = |row: RuntimeRow| {
+                let slot = want.get(row.gtid & PID_MASK, row.corr);
+                if slot.is_none() && all.is_none() {
+                    return;
+                }
+                // the call's name, once per row (and its kind, once per name)
+                let (api, versioned, kind) = match row.name_id {
+                    Some(id) => api_name_of(id, &mut api_names, strings),
+                    None => (None, false, None),
+                };
+                if let Some(all) = all.as_deref_mut()
+                    && let (Some(start), Some(end)) = (row.start, row.end)
+                {
+                    let (name, kind) = match (api, kind) {
+                        (Some(n), Some(k)) => (n, k),
+                        _ => *unnamed.get_or_insert_with(|| {
+                            let n = strings.push("<unknown API>");
+                            (n, ApiKind::classify(strings.get(n)))
+                        }),
+                    };
+                    all.push(ApiCall {
+                        start_ns: start,
+                        end_ns: end,
+                        thread: row.gtid,
+                        correlation: row.corr,
+                        name,
+                        kind,
+                    });
+                    versioned_all.push(versioned);
+                }
+                fill(slot, &row, api, versioned);
+            };
+            let has_class = match ahead {
+                Some((rows, has_class)) => {
+                    rows.into_iter().for_each(&mut join);
+                    has_class
+                }
+                None => {
+                    let (sql, has_class) = runtime_query(db, table)?;
+                    runtime_rows(db, &sql, &mut join)
+                        .map_err(|e| db.err(format!("reading table {table}"), e))?;
+                    has_class
+                }
+            };
+            if let Some(all) = all {
+                if !has_class {
+                    dedupe_backtrace_rows(all, &versioned_all);
+                }
+                sort_calls(all);
+            }
         }
-    };
-    if let Some(all) = all {
-        if !has_class {
-            dedupe_backtrace_rows(all, &versioned_all);
-        }
-        all.sort_by_key(|c| (c.start_ns, c.thread, c.correlation));
     }
 
     // compact in place: slot i becomes launch index[i]
@@ -671,6 +713,57 @@ fn api_name_of(
     let k = ApiKind::classify(strings.get(s));
     cache.insert(id, (s, v, k));
     (Some(s), v, Some(k))
+}
+
+/// Every call of `rows` with a start and an end, named from `names` (the
+/// interned name of each function id) or `unnamed`, in the order of
+/// [`sort_calls`], backtrace duplicates removed when the export has no
+/// `eventClass`.
+fn every_call(
+    rows: &[RuntimeRow],
+    names: &HashMap<i64, (StrRef, bool, ApiKind)>,
+    unnamed: Option<(StrRef, ApiKind)>,
+    has_class: bool,
+) -> Vec<ApiCall> {
+    let mut all = Vec::with_capacity(rows.len());
+    let mut versioned_all = Vec::with_capacity(if has_class { 0 } else { rows.len() });
+    for r in rows {
+        let (Some(start), Some(end)) = (r.start, r.end) else {
+            continue;
+        };
+        let (name, kind, versioned) = match r.name_id.and_then(|id| names.get(&id)) {
+            Some(&(name, versioned, kind)) => (name, kind, versioned),
+            // interned by the caller whenever such a row exists
+            None => match unnamed {
+                Some((name, kind)) => (name, kind, false),
+                None => continue,
+            },
+        };
+        all.push(ApiCall {
+            start_ns: start,
+            end_ns: end,
+            thread: r.gtid,
+            correlation: r.corr,
+            name,
+            kind,
+        });
+        if !has_class {
+            versioned_all.push(versioned);
+        }
+    }
+    if !has_class {
+        dedupe_backtrace_rows(&mut all, &versioned_all);
+    }
+    sort_calls(&mut all);
+    all
+}
+
+/// The order of `Trace::api_calls`: by start, thread, correlation id (a
+/// stable sort: rows equal in all three keep their order in the table, so
+/// the order does not depend on the number of threads).
+fn sort_calls(all: &mut [ApiCall]) {
+    use rayon::slice::ParallelSliceMut;
+    all.par_sort_by_key(|c| (c.start_ns, c.thread, c.correlation));
 }
 
 /// Exports without `eventClass` (≤ 2020.x) repeat a call as a CUDA
@@ -1223,6 +1316,72 @@ fn cuda_device_map(db: &Db) -> Result<Vec<(i64, i64, Option<i64>)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The calls made beside the launch join: every row with times, named
+    /// from the interned names (or the unknown name), backtrace duplicates
+    /// of exports without `eventClass` dropped (the versioned row kept),
+    /// by start, thread and correlation id; rows equal in all three keep
+    /// their table order.
+    #[test]
+    fn every_call_names_dedupes_and_orders() {
+        let (launch, launch_plain, sync, unknown) = (StrRef(1), StrRef(2), StrRef(3), StrRef(9));
+        let mut names = HashMap::default();
+        names.insert(10, (launch, true, ApiKind::Launch));
+        names.insert(11, (launch_plain, false, ApiKind::Launch));
+        names.insert(12, (sync, false, ApiKind::Sync));
+        let row = |start, gtid, corr, name_id| RuntimeRow {
+            start: Some(start),
+            end: Some(start + 1),
+            gtid,
+            corr,
+            name_id,
+        };
+        let rows = vec![
+            row(50, 7, 2, Some(12)),
+            // a call and its backtrace duplicate (unversioned name first)
+            row(30, 7, 1, Some(11)),
+            row(30, 7, 1, Some(10)),
+            row(20, 8, 5, None),
+            RuntimeRow {
+                end: None,
+                ..row(10, 7, 3, Some(12))
+            },
+            // equal in every key: table order kept
+            row(40, 8, 6, Some(12)),
+            row(40, 8, 6, Some(11)),
+        ];
+        let key = |c: &ApiCall| (c.start_ns, c.thread, c.correlation, c.name);
+        let unknown_kind = ApiKind::classify("<unknown API>");
+        let got: Vec<_> = every_call(&rows, &names, Some((unknown, unknown_kind)), false)
+            .iter()
+            .map(key)
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (20, 8, 5, unknown),
+                (30, 7, 1, launch),
+                (40, 8, 6, sync),
+                (50, 7, 2, sync),
+            ]
+        );
+        // with eventClass, no row is a duplicate
+        let got: Vec<_> = every_call(&rows, &names, Some((unknown, unknown_kind)), true)
+            .iter()
+            .map(key)
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (20, 8, 5, unknown),
+                (30, 7, 1, launch_plain),
+                (30, 7, 1, launch),
+                (40, 8, 6, sync),
+                (40, 8, 6, launch_plain),
+                (50, 7, 2, sync),
+            ]
+        );
+    }
 
     #[test]
     fn strips_version_suffix() {
