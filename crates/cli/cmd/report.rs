@@ -160,6 +160,7 @@ fn one_profile(
     // order (the order `rprof dist` sees: it breaks ties between ranges by
     // their place in the file); the rest of that view runs with the others
     let dist_ranges = rprof_report::dist::scan_ranges(&trace, step);
+    let profiler_steps = Some(dist_ranges.profiler_steps());
     timing.lap("dist's ranges");
     // sorts the ranges per thread by start, end descending, text: the
     // range indexes of the memory and idle views then need no sort of
@@ -212,6 +213,7 @@ fn one_profile(
                     dist,
                     steps: Some(steps),
                     idle: Some(idle),
+                    profiler_steps,
                 },
             )
         });

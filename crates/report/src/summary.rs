@@ -14,7 +14,6 @@
 //! - FLOPs and bytes are summed over the kernels whose model gave them, and
 //!   TFLOP/s and GB/s divide by the time of those kernels only.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 
 use rprof_model::Record;
@@ -298,8 +297,8 @@ pub const SHARE_OF: &str =
 pub struct Summarizer {
     key: Key,
     groups: Vec<Group>,
-    by_text: HashMap<String, usize>,
-    by_num: HashMap<(i64, i64), usize>,
+    by_text: rprof_model::FastMap<String, usize>,
+    by_num: rprof_model::FastMap<(i64, i64), usize>,
     kernels: u64,
     total_ns: i128,
     scratch: String,
@@ -311,8 +310,8 @@ impl Summarizer {
         Summarizer {
             key,
             groups: Vec::new(),
-            by_text: HashMap::new(),
-            by_num: HashMap::new(),
+            by_text: rprof_model::FastMap::default(),
+            by_num: rprof_model::FastMap::default(),
             kernels: 0,
             total_ns: 0,
             scratch: String::new(),

@@ -286,6 +286,15 @@ pub struct FileSummary {
 pub struct RangeScan {
     step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>>,
     comm_ranges: FastMap<ThreadKey, Vec<CommRange>>,
+    profiler_steps: usize,
+}
+
+impl RangeScan {
+    /// Number of ranges whose name begins with `ProfilerStep#` (counted
+    /// in the same look at each name, for the HTML report's overview).
+    pub fn profiler_steps(&self) -> usize {
+        self.profiler_steps
+    }
 }
 
 /// A communication range: start, end, place in the file, the range.
@@ -301,7 +310,9 @@ pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
     // order: blocks of ranges side by side, each block with its own copy
     // of the regex (one regex shared by threads takes a lock per search)
     const BLOCK: usize = 1 << 16;
-    let hits: Vec<(usize, bool, Option<String>)> = trace
+    // per block: its hits, and its number of ProfilerStep ranges
+    type Hit = (usize, bool, Option<String>);
+    let blocks: Vec<(Vec<Hit>, usize)> = trace
         .ranges
         .par_chunks(BLOCK)
         .enumerate()
@@ -309,8 +320,10 @@ pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
             || steps.clone(),
             |steps, (b, block)| {
                 let mut hits = Vec::new();
+                let mut profiler_steps = 0;
                 for (j, r) in block.iter().enumerate() {
                     let name = trace.range_name(r);
+                    profiler_steps += usize::from(name.starts_with("ProfilerStep#"));
                     let has_args = trace
                         .range_meta
                         .get(&r.text)
@@ -321,11 +334,12 @@ pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
                         hits.push((b * BLOCK + j, comm, step));
                     }
                 }
-                hits
+                (hits, profiler_steps)
             },
         )
-        .flatten_iter()
         .collect();
+    let profiler_steps = blocks.iter().map(|b| b.1).sum();
+    let hits = blocks.into_iter().flat_map(|b| b.0);
     let mut step_ranges: BTreeMap<u64, Vec<(i64, i64, String)>> = BTreeMap::new();
     let mut comm_ranges: FastMap<ThreadKey, Vec<CommRange>> = FastMap::default();
     for (i, comm, step) in hits {
@@ -349,6 +363,7 @@ pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
     RangeScan {
         step_ranges,
         comm_ranges,
+        profiler_steps,
     }
 }
 
@@ -364,6 +379,7 @@ pub fn summarize_scanned(trace: &Trace, index: usize, scan: RangeScan) -> FileSu
     let RangeScan {
         mut step_ranges,
         mut comm_ranges,
+        ..
     } = scan;
     // Kernels whose process the trace does not tell (Kineto kernels with no
     // launch row) belong to the file's only launching process, if there is one.
@@ -617,6 +633,7 @@ mod tests {
             .flatten()
             .map(|(s, _, name)| (*s, name.clone()))
             .collect();
+        assert_eq!(scan.profiler_steps(), want_steps.len());
         assert_eq!(got_steps, want_steps);
     }
 

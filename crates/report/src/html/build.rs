@@ -30,6 +30,10 @@ pub struct Views {
     pub steps: Option<crate::steps::StepsReport>,
     /// `rprof idle`'s report.
     pub idle: Option<crate::idle::IdleReport>,
+    /// Ranges whose name begins with `ProfilerStep#`, when already counted
+    /// ([`crate::dist::RangeScan::profiler_steps`]); else the overview
+    /// counts them.
+    pub profiler_steps: Option<usize>,
 }
 
 /// Collects the per-kernel part of the page.
@@ -176,7 +180,7 @@ impl Timeline {
             footer: format!("Made by {command} (rprof {}).", env!("CARGO_PKG_VERSION")),
             ..Page::default()
         };
-        let kernel_rows_at = overview(&mut page, trace);
+        let kernel_rows_at = overview(&mut page, trace, views.profiler_steps);
         let util = utilization_section(trace);
         if let Some((s, recs)) = util {
             page.sections.push(s);
@@ -231,7 +235,7 @@ fn pct(part: i64, whole: i64) -> String {
 
 /// The overview rows from the trace's tables; returns where the rows of
 /// kernel time (from the records) go.
-fn overview(page: &mut Page, trace: &Trace) -> usize {
+fn overview(page: &mut Page, trace: &Trace, profiler_steps: Option<usize>) -> usize {
     let o = &mut page.overview;
     o.push(("Input".into(), trace.path.display().to_string()));
     o.push((
@@ -270,11 +274,13 @@ fn overview(page: &mut Page, trace: &Trace) -> usize {
     let kernel_rows_at = o.len();
     let copies = trace.memops.len();
     o.push(("Copies and sets".into(), copies.to_string()));
-    let steps = trace
-        .ranges
-        .iter()
-        .filter(|r| trace.range_name(r).starts_with("ProfilerStep#"))
-        .count();
+    let steps = profiler_steps.unwrap_or_else(|| {
+        trace
+            .ranges
+            .iter()
+            .filter(|r| trace.range_name(r).starts_with("ProfilerStep#"))
+            .count()
+    });
     o.push((
         "Steps".into(),
         if steps > 0 {
