@@ -391,3 +391,46 @@ fn report_with_steps_has_breakdown_and_idle_sections() {
     }
     assert!(rows >= 1);
 }
+
+/// The collective transfer-and-wait chart is drawn only when there are
+/// collectives: on a two-process capture with NCCL kernels (counted in
+/// SQL here) it is on the page; on one without any it is left out (a chart
+/// of zeros said nothing) and the section's text says why. The second
+/// capture is read from ../shared/corpus (skipped when it is absent).
+#[test]
+fn collective_chart_only_with_collectives() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = vec![fixture("nsys-ai/mfu_2gpu_before.sqlite")];
+    if let Some(corpus) = crate::util::corpus() {
+        inputs.push(corpus.join("nsys-ai/h100_2gpu_1s.sqlite"));
+    }
+    for input in inputs {
+        let name = input.display();
+        let db = rusqlite::Connection::open_with_flags(
+            &input,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let nccl: i64 = db
+            .query_row(
+                "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+                 JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE '%nccl%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let html = report(&input, dir.path());
+        let doc = parse(&html);
+        let ids = section_ids(&doc);
+        assert!(ids.iter().any(|i| i == "distributed"), "{name}: {ids:?}");
+        let chart = doc
+            .descendants()
+            .any(|n| n.attribute("id") == Some("chart-collective-waits"));
+        assert_eq!(chart, nccl > 0, "{name}: {nccl} NCCL kernels");
+        assert_eq!(
+            html.contains("No collective was matched across ranks"),
+            nccl == 0,
+            "{name}"
+        );
+    }
+}

@@ -158,6 +158,10 @@ pub fn label(s: &str, max_chars: usize) -> String {
     out
 }
 
+/// Width of a character of a bar label (13 px sans-serif), generously
+/// rounded up so that a clipped label fits.
+const LABEL_CHAR_PX: f64 = 7.5;
+
 type DrawResult = Result<(), String>;
 
 fn e<T: std::fmt::Display>(x: T) -> String {
@@ -306,10 +310,17 @@ fn bars(
             color(0).mix(0.85).filled(),
         )))
         .map_err(e)?;
+        // the label goes right of its bar and is clipped to the room left
+        // before the plot's right edge (a long kernel name after the
+        // longest bar ran off the chart); the note is kept whole
+        let room_px = (1.0 - v / top - 0.005) * f64::from(WIDTH.saturating_sub(34));
+        let budget = ((room_px / LABEL_CHAR_PX) as usize).max(12);
         let text = if b.note.is_empty() {
-            label(&b.label, 90)
+            label(&b.label, budget.min(90))
         } else {
-            format!("{}  ({})", label(&b.label, 90), label(&b.note, 60))
+            let note = label(&b.note, 60);
+            let room = budget.saturating_sub(note.chars().count() + 4).clamp(8, 90);
+            format!("{}  ({note})", label(&b.label, room))
         };
         c.draw_series(std::iter::once(Text::new(
             text,
@@ -343,7 +354,11 @@ fn stacked(
                 .sum()
         })
         .collect();
-    let top = finite_max(totals.iter().copied()).max(1e-9) * 1.1;
+    // headroom for the legend (upper right, inside the plot): about 20 px
+    // a series in a plot about 300 px tall, so that it covers no bar
+    let legend = (series.len() as f64 * 20.0 + 16.0) / 300.0;
+    let headroom = (1.0 / (1.0 - legend - 0.02).max(0.3)).max(1.1);
+    let top = finite_max(totals.iter().copied()).max(1e-9) * headroom;
     // a segmented axis puts each category's label under the middle of its
     // bar (plotters makes one segment per value of the closed range 0..=n-1;
     // a single bar gets an empty second segment, as 0..0 would draw nothing)
@@ -572,6 +587,51 @@ mod snapshots {
                 },
             ],
         }
+    }
+
+    /// A long label after the longest bar stays inside the chart: its
+    /// text starts at its `x` and, at a generous 7 px a character (13 px
+    /// sans-serif), ends before the right edge; a short label is whole.
+    #[test]
+    fn bar_labels_stay_inside() {
+        let long = format!("sm80_xmma_gemm_{}_cublas", "f32f32_".repeat(30));
+        let c = Chart::Bars {
+            id: "kernels".into(),
+            title: "Top kernels".into(),
+            x_label: "kernel time (ms)".into(),
+            bars: vec![
+                Bar {
+                    label: long.clone(),
+                    value: 30.0,
+                    note: "69.4 %".into(),
+                },
+                Bar {
+                    label: "elementwise_kernel".into(),
+                    value: 1.0,
+                    note: "2.3 %".into(),
+                },
+            ],
+        };
+        let svg = render_svg(&c).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let text_of = |start: &str| {
+            doc.descendants()
+                .find(|n| {
+                    n.tag_name().name() == "text"
+                        && n.text().is_some_and(|t| t.trim().starts_with(start))
+                })
+                .unwrap_or_else(|| panic!("no text starting {start}"))
+        };
+        let t = text_of("sm80_xmma_gemm_");
+        let text = t.text().unwrap().trim();
+        let x: f64 = t.attribute("x").unwrap().parse().unwrap();
+        assert!(text.contains('…') && text.ends_with("(69.4 %)"), "{text}");
+        assert!(
+            x + 7.0 * text.chars().count() as f64 <= f64::from(WIDTH),
+            "{x} {text}"
+        );
+        let short = text_of("elementwise_kernel").text().unwrap().trim();
+        assert_eq!(short, "elementwise_kernel  (2.3 %)");
     }
 
     #[test]

@@ -187,7 +187,7 @@ pub fn dist_section(r: &DistReport) -> (Section, Vec<Recommendation>) {
     let part = |f: &dyn Fn(&crate::dist::job::RankRow) -> i64| -> Vec<f64> {
         r.ranks.iter().map(|k| f(k) as f64 / 1e6).collect()
     };
-    let charts = vec![
+    let mut charts = vec![
         Chart::Stacked {
             id: "ranks".into(),
             title: "Per rank: computation, communication, overlap, idle".into(),
@@ -220,6 +220,15 @@ pub fn dist_section(r: &DistReport) -> (Section, Vec<Recommendation>) {
             ],
         },
     ];
+    // a chart of zeros says nothing (and plotted as one, its axis repeats
+    // "0.0"): it is left out, and the text says why
+    let no_waits = r
+        .ranks
+        .iter()
+        .all(|k| k.comm_transfer_ns.unwrap_or(0) == 0 && k.comm_wait_ns.unwrap_or(0) == 0);
+    if no_waits {
+        charts.retain(|c| c.id() != "collective-waits");
+    }
     let mut tables = vec![Table {
         caption: "Per rank (% of the rank's span)".into(),
         headers: [
@@ -329,10 +338,16 @@ pub fn dist_section(r: &DistReport) -> (Section, Vec<Recommendation>) {
         }
     }
     let mut text = vec![format!(
-        "{} ranks from {} files. Computation only = compute − overlap; communication only = communication − overlap (the TensorBoard plugin's four numbers, which add up to the span with idle). Transfer = the shortest duration of each matched collective; wait = own duration − transfer. See docs/reports.md, dist.",
+        "{} ranks from {} file{}. Computation only = compute − overlap; communication only = communication − overlap (the TensorBoard plugin's four numbers, which add up to the span with idle). Transfer = the shortest duration of each matched collective; wait = own duration − transfer. See docs/reports.md, dist.",
         r.ranks.len(),
-        r.files.len()
+        r.files.len(),
+        if r.files.len() == 1 { "" } else { "s" }
     )];
+    if no_waits {
+        text.push(
+            "No collective was matched across ranks: no transfer or wait to chart.".to_owned(),
+        );
+    }
     if let Some(m) = &r.clock.method {
         text.push(format!("Clocks: {m}."));
     }
