@@ -1352,12 +1352,14 @@ mod tests {
         ];
         let key = |c: &ApiCall| (c.start_ns, c.thread, c.correlation, c.name);
         let unknown_kind = ApiKind::classify("<unknown API>");
-        let got: Vec<_> = every_call(&rows, &names, Some((unknown, unknown_kind)), false)
-            .iter()
-            .map(key)
-            .collect();
+        let calls = |has_class| -> Vec<_> {
+            every_call(&rows, &names, Some((unknown, unknown_kind)), has_class)
+                .iter()
+                .map(key)
+                .collect()
+        };
         assert_eq!(
-            got,
+            calls(false),
             vec![
                 (20, 8, 5, unknown),
                 (30, 7, 1, launch),
@@ -1366,12 +1368,8 @@ mod tests {
             ]
         );
         // with eventClass, no row is a duplicate
-        let got: Vec<_> = every_call(&rows, &names, Some((unknown, unknown_kind)), true)
-            .iter()
-            .map(key)
-            .collect();
         assert_eq!(
-            got,
+            calls(true),
             vec![
                 (20, 8, 5, unknown),
                 (30, 7, 1, launch_plain),
