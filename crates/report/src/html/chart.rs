@@ -158,6 +158,11 @@ pub fn label(s: &str, max_chars: usize) -> String {
     out
 }
 
+/// Room right of a stacked chart's plot for its legend, and the longest
+/// series name shown there.
+const LEGEND_PX: u32 = 200;
+const LEGEND_CHARS: usize = 22;
+
 /// Width of a character of a bar label (13 px sans-serif), generously
 /// rounded up so that a clipped label fits.
 const LABEL_CHAR_PX: f64 = 7.5;
@@ -354,17 +359,15 @@ fn stacked(
                 .sum()
         })
         .collect();
-    // headroom for the legend (upper right, inside the plot): about 20 px
-    // a series in a plot about 300 px tall, so that it covers no bar
-    let legend = (series.len() as f64 * 20.0 + 16.0) / 300.0;
-    let headroom = (1.0 / (1.0 - legend - 0.02).max(0.3)).max(1.1);
-    let top = finite_max(totals.iter().copied()).max(1e-9) * headroom;
+    let top = finite_max(totals.iter().copied()).max(1e-9) * 1.1;
     // a segmented axis puts each category's label under the middle of its
     // bar (plotters makes one segment per value of the closed range 0..=n-1;
     // a single bar gets an empty second segment, as 0..0 would draw nothing)
     let mut c = ChartBuilder::on(root)
         .caption(label(title, 120), ("sans-serif", 20))
         .margin(12)
+        // the legend goes right of the plot, where it covers no bar
+        .margin_right(12 + LEGEND_PX)
         .x_label_area_size(60)
         .y_label_area_size(70)
         .build_cartesian_2d((0..(n as i32 - 1).max(1)).into_segmented(), 0.0..top)
@@ -386,7 +389,7 @@ fn stacked(
         .draw()
         .map_err(e)?;
     let mut base = vec![0.0f64; n];
-    for (si, (name, vals)) in series.iter().enumerate() {
+    for (si, (_, vals)) in series.iter().enumerate() {
         let col = color(si);
         let rects: Vec<_> = (0..n)
             .map(|i| {
@@ -408,18 +411,32 @@ fn stacked(
                 r
             })
             .collect();
-        c.draw_series(rects)
-            .map_err(e)?
-            .label(label(name, 40))
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], col.filled()));
+        c.draw_series(rects).map_err(e)?;
     }
-    c.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()
+    // the legend, drawn on the whole chart right of the plot (plotters'
+    // own legend clips its swatches to the plot)
+    let (x0, y0) = c.plotting_area().get_base_pixel();
+    let (plot_w, _) = c.plotting_area().dim_in_pixel();
+    let x = x0 + i32::try_from(plot_w).unwrap_or(0) + 14;
+    for (si, (name, _)) in series.iter().enumerate() {
+        let y = y0 + 8 + 20 * i32::try_from(si).unwrap_or(0);
+        root.draw(&Rectangle::new(
+            [(x, y - 6), (x + 14, y + 6)],
+            color(si).filled(),
+        ))
         .map_err(e)?;
+        root.draw(&Rectangle::new(
+            [(x, y - 6), (x + 14, y + 6)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(e)?;
+        root.draw(&Text::new(
+            label(name, LEGEND_CHARS),
+            (x + 20, y - 7),
+            ("sans-serif", 13).into_font(),
+        ))
+        .map_err(e)?;
+    }
     Ok(())
 }
 
@@ -674,7 +691,33 @@ mod snapshots {
                 ("CPU exec".into(), vec![0.5, 0.5]),
             ],
         };
-        insta::assert_snapshot!(structure(&render_svg(&c).unwrap()));
+        let svg = render_svg(&c).unwrap();
+        insta::assert_snapshot!(structure(&svg));
+        // the legend covers no bar: every label of it starts right of the
+        // right edge of every bar (the chart's background, as wide as the
+        // chart, aside)
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let num = |n: roxmltree::Node<'_, '_>, a: &str| -> f64 {
+            n.attribute(a).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+        };
+        let bars_end = doc
+            .descendants()
+            .filter(|n| n.tag_name().name() == "rect")
+            .filter(|n| num(*n, "width") > 20.0 && num(*n, "width") < f64::from(WIDTH) / 2.0)
+            .map(|n| num(n, "x") + num(n, "width"))
+            .fold(0.0, f64::max);
+        assert!(bars_end > 0.0);
+        for name in ["Kernel", "Memcpy", "CPU exec"] {
+            let t = doc
+                .descendants()
+                .find(|n| n.tag_name().name() == "text" && n.text().map(str::trim) == Some(name))
+                .unwrap_or_else(|| panic!("no legend entry {name}"));
+            assert!(
+                num(t, "x") > bars_end,
+                "{name} at {} ≤ {bars_end}",
+                num(t, "x")
+            );
+        }
     }
 
     #[test]
