@@ -176,3 +176,144 @@ fn nvtx_sum_over_many_batches_and_chunks() {
         .collect();
     assert!(rows == want, "CSV rows differ from SQL's");
 }
+
+/// `nvtx_kern_sum` over more kernels and hits than one block of its
+/// parallel passes (16,384): 40,000 kernels on two threads of two
+/// processes, launched inside nested push/pop ranges with a few hundred
+/// names; every row's kernel count and total time against SQL over the
+/// same file (a launch call inside a range of its thread), and the rows'
+/// order (range name, then pid and tid, then total time descending).
+#[test]
+fn nvtx_kern_sum_over_many_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("kern.sqlite");
+    let mut s = Synth::default();
+    s.ranges.push(SynthRange::push("first", 0, 5));
+    s.write_nsys(&p).unwrap();
+    let mut c = Connection::open(&p).unwrap();
+    let tx = c.transaction().unwrap();
+    let id = |tx: &rusqlite::Transaction<'_>, v: &str| -> i64 {
+        tx.execute("INSERT OR IGNORE INTO StringIds (value) VALUES (?1)", [v])
+            .unwrap();
+        tx.query_row("SELECT id FROM StringIds WHERE value = ?1", [v], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let api = id(&tx, "cudaLaunchKernel_v7000");
+    let knames: Vec<i64> = (0..7).map(|i| id(&tx, &format!("kernel_{i}"))).collect();
+    for k in 0..40_000i64 {
+        let (pid, tid) = (100 + (k % 2) as u64, 7 + (k % 4 / 2) as u64);
+        let t = 1_000 + k * 1_000;
+        let corr = 10 + k;
+        // an outer range per 50 kernels, an inner one per kernel
+        if k % 50 < 2 {
+            let outer = k - k % 50;
+            tx.execute(
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) \
+                 VALUES (?1, ?2, 59, ?3, ?4, 0)",
+                rusqlite::params![
+                    t - 500,
+                    t + 50 * 1_000,
+                    global_tid(pid, tid),
+                    format!("outer {}", outer / 50 % 300)
+                ],
+            )
+            .unwrap();
+        }
+        tx.execute(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text, domainId) \
+             VALUES (?1, ?2, 59, ?3, ?4, 0)",
+            rusqlite::params![
+                t - 400,
+                t + 400,
+                global_tid(pid, tid),
+                format!("inner {}", k % 11)
+            ],
+        )
+        .unwrap();
+        tx.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, \
+             correlationId, nameId, returnValue) VALUES (?1, ?2, 0, ?3, ?4, ?5, 0)",
+            rusqlite::params![t - 100, t - 50, global_tid(pid, tid), corr, api],
+        )
+        .unwrap();
+        let name = knames[(k % 7) as usize];
+        tx.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, \
+             correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, \
+             gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, \
+             localMemoryPerThread, localMemoryTotal, gridId) \
+             VALUES (?1, ?2, 0, 1, 7, ?3, ?4, ?5, ?5, 32, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0, ?3)",
+            rusqlite::params![
+                t,
+                t + 10 + k % 97,
+                corr,
+                rprof_testkit::global_pid(pid),
+                name
+            ],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    // (range, kernel, pid, tid) → kernels, total ns; each kernel once per
+    // range name however many ranges of that name enclose its launch
+    let mut st = c
+        .prepare(
+            "SELECT e.text, s.value, r.globalTid, count(DISTINCT k.rowid),
+                    sum(k.end - k.start)
+             FROM (SELECT DISTINCT e.text AS text, k.rowid AS kid
+                   FROM NVTX_EVENTS e
+                   JOIN CUPTI_ACTIVITY_KIND_RUNTIME r
+                     ON r.globalTid = e.globalTid AND r.start >= e.start AND r.end <= e.end
+                   JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId
+                   WHERE e.eventType = 59) AS e
+             JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.rowid = e.kid
+             JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId
+             JOIN StringIds s ON s.id = k.demangledName
+             GROUP BY e.text, s.value, r.globalTid",
+        )
+        .unwrap();
+    let mut want: Vec<(String, String, i64, i64, i64)> = st
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(want.len() > 2_000, "{} groups", want.len());
+    want.sort();
+    let out = run(rprof()
+        .args(["stats", "-q", "--json", "-r", "nvtx_kern_sum"])
+        .arg(&p));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    let field = |r: &Value, k: &str| r.get(k).cloned().unwrap_or(Value::Null);
+    let int = |r: &Value, k: &str| field(r, k).as_i64().unwrap();
+    let text = |r: &Value, k: &str| field(r, k).as_str().unwrap_or("").to_owned();
+    let mut got: Vec<(String, String, i64, i64, i64)> = rows
+        .iter()
+        .filter(|r| !text(r, "NVTX Range").is_empty())
+        .map(|r| {
+            let (pid, tid) = (int(r, "PID") as u64, int(r, "TID") as u64);
+            (
+                text(r, "NVTX Range"),
+                text(r, "Kernel Name"),
+                global_tid(pid, tid),
+                int(r, "Kern Inst"),
+                int(r, "Total Time (ns)"),
+            )
+        })
+        .collect();
+    // nsys's order: range name, then pid and tid, then total descending
+    let keys: Vec<(String, i64, i64)> = got.iter().map(|g| (g.0.clone(), g.2, -g.4)).collect();
+    assert!(keys.windows(2).all(|w| w[0] <= w[1]), "rows out of order");
+    got.sort();
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+}
