@@ -308,7 +308,7 @@ pub fn for_each_chunk_reading(
 ) -> anyhow::Result<Info> {
     match input {
         Input::Profile(path) => {
-            let (mut trace, enclosing) = load_reading(path, opts, ranges)?;
+            let (mut trace, enclosing) = load_with(path, opts, ranges, true)?;
             // the copies and sets are the caller's: moved, not copied (at
             // 3 M kernels a copy is ~100 MB more at the peak), as records
             // are built from kernels alone
@@ -468,6 +468,19 @@ pub fn load_reading(
     opts: Options,
     ranges: Ranges,
 ) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
+    load_with(path, opts, ranges, false)
+}
+
+/// [`load_reading`]; `for_records`: the trace's ranges serve only to build
+/// records, so those enclosing no launch call are dropped before the
+/// attribution (less memory and sorting on large exports; the records are
+/// the same).
+fn load_with(
+    path: &Path,
+    opts: Options,
+    ranges: Ranges,
+    for_records: bool,
+) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
     let on = progress::enabled(opts.quiet, false);
     let reading = Phase::spinner(on, &format!("reading {}", path.display()));
     let mut trace = read::read(
@@ -485,7 +498,11 @@ pub fn load_reading(
         on && ranges == Ranges::Read,
         "attributing kernels to NVTX ranges",
     );
-    let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+    let enclosing = if for_records {
+        rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges).0
+    } else {
+        rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges)
+    };
     drop(attributing);
     Ok((trace, enclosing))
 }

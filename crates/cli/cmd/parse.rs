@@ -69,21 +69,17 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     drop(reading);
     let attributing = Phase::spinner(on, "attributing kernels to NVTX ranges");
     let t0 = std::time::Instant::now();
-    let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
+    // the records name only ranges that enclose a launch call: the others
+    // are dropped before the attribution
+    let (enclosing, unused) = attribute::attribute_used(&trace.launches, &mut trace.ranges);
     drop(attributing);
     if std::env::var_os("RPROF_TIMING").is_some() {
-        let mut used = vec![false; trace.ranges.len()];
-        for l in 0..trace.launches.len() as u32 {
-            for r in enclosing.of(l) {
-                used[r as usize] = true;
-            }
-        }
         let _ = writeln!(
             std::io::stderr(),
             "timing: attribute: {:.3}s; ranges enclosing a launch: {} of {}",
             t0.elapsed().as_secs_f64(),
-            used.iter().filter(|u| **u).count(),
-            used.len()
+            trace.ranges.len(),
+            trace.ranges.len() as u64 + unused
         );
     }
     let header = Header {

@@ -4,7 +4,7 @@
 use rayon::iter::{IndexedParallelIterator, ParallelIterator};
 use rayon::slice::{ParallelSlice, ParallelSliceMut};
 use rprof_model::FastMap;
-use rprof_model::{NameId, Names, RangeStyle};
+use rprof_model::{ApiRow, NameId, Names, RangeStyle};
 
 use super::table::{Cell, RowSource, Stat, Table, Unit, col, percent, round1, set_text};
 use super::{Request, View, api_index, no_data, sum_cols, title};
@@ -336,6 +336,108 @@ fn enclosing_each(ranges: &[Ridx], queries: &[Query], mut f: impl FnMut(usize, &
             f(qi as usize, &hits);
         }
     }
+}
+
+/// Each range's parent: the tightest enclosing range of the same thread
+/// (the least `(start - parent start) + (parent end - end)`, then the lower
+/// id); a range with the same extent counts only if its id is lower (nsys
+/// leaves that case circular). `NONE` for a range no other range encloses.
+///
+/// A thread whose ranges nest (any two are disjoint or one holds the other:
+/// every push/pop thread) is answered by one sweep with a stack, in
+/// (start, longest first, id) order: the top of the stack is the innermost
+/// enclosing range, and among ranges of the same extent the first pushed
+/// has the lowest id. The other threads (start/end ranges that cross, ranges
+/// that touch, inverted ranges) take [`enclosing_each`] and compare every
+/// enclosing range. The sweep is here for speed: on the 1 M-kernel export
+/// the general search with its 4.8 M queries took most of the report's
+/// own time.
+fn parents(ranges: &[Ridx]) -> Vec<u32> {
+    let mut parent: Vec<u32> = vec![NONE; ranges.len()];
+    let mut by_thread: FastMap<(u64, u64), Vec<u32>> = FastMap::default();
+    for (i, r) in ranges.iter().enumerate() {
+        by_thread.entry((r.pid, r.tid)).or_default().push(i as u32);
+    }
+    let mut threads: Vec<Vec<u32>> = by_thread.into_values().collect();
+    threads.sort_unstable_by_key(|rs| rs.first().copied());
+    let mut general: Vec<u32> = Vec::new();
+    // (range, the first range of its run of equal extents on the stack)
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    for mut rs in threads {
+        rs.par_sort_unstable_by_key(|&i| {
+            let r = &ranges[i as usize];
+            (r.start, std::cmp::Reverse(r.end), r.id, i)
+        });
+        stack.clear();
+        let nested = rs.iter().all(|&ci| {
+            let c = &ranges[ci as usize];
+            if c.end < c.start {
+                return false;
+            }
+            while let Some(&(ti, _)) = stack.last() {
+                let t = &ranges[ti as usize];
+                if t.end >= c.end {
+                    break;
+                }
+                if t.end >= c.start {
+                    // crossing or touching: not a nest
+                    return false;
+                }
+                stack.pop();
+            }
+            let first = match stack.last() {
+                Some(&(ti, first)) => {
+                    let t = &ranges[ti as usize];
+                    parent[ci as usize] = first;
+                    if (t.start, t.end) != (c.start, c.end) {
+                        ci
+                    } else if t.id == c.id {
+                        // a repeated id (hostile input only; equal ids sort
+                        // side by side): the general search decides
+                        return false;
+                    } else {
+                        first
+                    }
+                }
+                None => ci,
+            };
+            stack.push((ci, first));
+            true
+        });
+        if !nested {
+            for &ci in &rs {
+                parent[ci as usize] = NONE;
+            }
+            general.extend_from_slice(&rs);
+        }
+    }
+    if general.is_empty() {
+        return parent;
+    }
+    let queries: Vec<Query> = general
+        .iter()
+        .map(|&i| {
+            let r = &ranges[i as usize];
+            (r.pid, r.tid, r.start, r.end)
+        })
+        .collect();
+    enclosing_each(ranges, &queries, |qi, cands| {
+        let ci = general[qi] as usize;
+        let c = &ranges[ci];
+        let mut best: Option<(i64, i64, u32)> = None;
+        for &pi in cands {
+            let p = &ranges[pi as usize];
+            if pi as usize == ci || (p.start == c.start && p.end == c.end && p.id > c.id) {
+                continue;
+            }
+            let tight = (c.start - p.start).saturating_add(p.end - c.end);
+            if best.is_none_or(|b| (tight, p.id) < (b.0, b.1)) {
+                best = Some((tight, p.id, pi));
+            }
+        }
+        parent[ci] = best.map_or(NONE, |b| b.2);
+    });
+    parent
 }
 
 /// [`enclosing_each`]'s answers kept, per query: `get(q)`.
@@ -677,116 +779,29 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         return no_data(t, "GPU operation data");
     }
     let ranges = range_index(v);
-    let index = api_index(api);
-    // GPU operations: (start, end, pid, correlation)
-    let ops: Vec<(i64, i64, Option<u64>, i64)> = v
-        .kernels
-        .as_deref()
-        .unwrap_or(&[])
-        .iter()
-        .map(|k| (k.start_ns, k.end_ns, k.pid, k.correlation))
-        .chain(
-            v.memops
-                .as_deref()
-                .unwrap_or(&[])
-                .iter()
-                .map(|m| (m.start_ns, m.end_ns, m.pid, m.correlation)),
-        )
-        .collect();
-    let (slot, queries) = call_queries(&index, ops.iter().map(|o| (o.2, o.3)));
-    let found = Found::new(&ranges, &queries);
-    drop(queries);
-    // per range: first start, last end; (range, correlation id) pairs
-    let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
-    let mut corrs: Vec<(u32, i64)> = Vec::new();
-    // operations launched outside every range: nsys's trace prints them as
-    // one row without a range (first start, last end, distinct ids; pid and
-    // tid of the first such call)
-    let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
-    for op in &ops {
-        let Some(pid) = op.2 else { continue };
-        for p in index.span(&(pid, op.3)) {
-            let c = index.at(p);
-            let rs = found.get(slot[p]);
-            if rs.is_empty() {
-                let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
-                o.0 = o.0.min(op.0);
-                o.1 = o.1.max(op.1);
-                o.2.push(c.correlation);
-            }
-            for &ri in rs {
-                let p = proj[ri as usize].get_or_insert((op.0, op.1));
-                p.0 = p.0.min(op.0);
-                p.1 = p.1.max(op.1);
-                corrs.push((ri, c.correlation));
-            }
-        }
-    }
-    drop(found);
-    drop(ops);
-    // distinct correlation ids per range
-    corrs.par_sort_unstable();
-    corrs.dedup();
-    let mut nops = vec![0u32; ranges.len()];
-    for (ri, _) in &corrs {
-        nops[*ri as usize] += 1;
-    }
-    drop(corrs);
-    // parents: the tightest enclosing range of the same thread; among equal
-    // ranges the one with the lower id (nsys leaves that case circular)
-    let mut parent: Vec<u32> = vec![NONE; ranges.len()];
-    {
-        let queries: Vec<Query> = ranges
-            .iter()
-            .map(|r| (r.pid, r.tid, r.start, r.end))
-            .collect();
-        enclosing_each(&ranges, &queries, |ci, cands| {
-            let c = &ranges[ci];
-            let mut best: Option<(i64, i64, u32)> = None;
-            for &pi in cands {
-                let p = &ranges[pi as usize];
-                if pi as usize == ci || (p.start == c.start && p.end == c.end && p.id > c.id) {
-                    continue;
-                }
-                let tight = (c.start - p.start).saturating_add(p.end - c.end);
-                if best.is_none_or(|b| (tight, p.id) < (b.0, b.1)) {
-                    best = Some((tight, p.id, pi));
-                }
-            }
-            parent[ci] = best.map_or(NONE, |b| b.2);
-        });
-    }
-    // levels: the number of ancestors (a parent encloses its child, or has
-    // the same extent and a lower id, so the chains end)
-    let mut level = vec![u32::MAX; ranges.len()];
-    let mut chain = Vec::new();
-    for i in 0..ranges.len() {
-        let mut c = i;
-        while level[c] == u32::MAX && chain.len() <= ranges.len() {
-            chain.push(c);
-            match parent[c] {
-                NONE => break,
-                p => c = p as usize,
-            }
-        }
-        let mut l = if level[c] == u32::MAX {
-            0
-        } else {
-            level[c] + 1
-        };
-        while let Some(x) = chain.pop() {
-            if level[x] == u32::MAX {
-                level[x] = l;
-            }
-            l = level[x] + 1;
-        }
-    }
-    let mut children = vec![0u32; ranges.len()];
-    for (i, &p) in parent.iter().enumerate() {
-        if p != NONE && proj[i].is_some() {
-            children[p as usize] += 1;
-        }
-    }
+    // the names' order (for the sums' ties) is worked out on a second thread
+    // while the projection is made: the two took about as long, one after
+    // the other. Ranked over every range, the ranks order the rows' names
+    // as ranking the rows' names alone does.
+    let (pr, rank) = if trace {
+        (projection(v, api, &ranges), None)
+    } else {
+        let names = &v.data.names;
+        let all = &ranges;
+        std::thread::scope(|sc| {
+            let ranker = sc.spawn(move || rank_names(names, all.iter().map(|r| r.name)));
+            let pr = projection(v, api, all);
+            (pr, ranker.join().ok())
+        })
+    };
+    let Projection {
+        proj,
+        nops,
+        level,
+        children,
+        parent,
+        outside,
+    } = pr;
     if trace {
         // the range stacks: past MAX_STACK levels (or once the total budget
         // is spent, in range order) only the innermost ids, after `:...`
@@ -824,58 +839,218 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         }));
         return t;
     }
-    // groups by (name, style), by sorting (key, projected duration, range)
-    let pairs: Vec<((NameId, RangeStyle, u32), i64)> = proj
+    // groups by (name, style), by sorting (key, projected duration, range);
+    // each range's own figures ride along, read in range order here rather
+    // than looked up in name order below (four cache misses a range)
+    let mut pairs: Vec<ProjPair> = proj
         .iter()
         .enumerate()
         .filter_map(|(i, p)| {
             let (ps, pe) = (*p)?;
             let r = &ranges[i];
-            Some(((r.name, r.style, i as u32), pe - ps))
+            Some(ProjPair {
+                name: r.name,
+                style: r.style,
+                range: i as u32,
+                dur: pe - ps,
+                range_len: r.end - r.start,
+                ops: nops[i],
+                level: level[i],
+                children: children[i],
+            })
         })
         .collect();
-    // the range index rides in the key for the sums below: regroup by
-    // (name, style) over the sorted pairs
-    let mut pairs = pairs;
-    pairs.par_sort_unstable_by_key(|&((n, st, i), d)| (n, st, d, i));
-    let mut rows: Vec<ProjSumRow> = Vec::new();
-    let mut samples = Vec::new();
-    let mut i = 0;
-    while i < pairs.len() {
-        let (n, st, _) = pairs[i].0;
-        let mut j = i;
-        samples.clear();
-        let mut row = ProjSumRow {
-            name: n,
-            style: st,
-            stat: Stat::default(),
-            range_total: 0,
-            ops: 0,
-            levels: 0,
-            children: 0,
-        };
-        let mut range_total = 0i128;
-        while j < pairs.len() && (pairs[j].0.0, pairs[j].0.1) == (n, st) {
-            let ri = pairs[j].0.2 as usize;
-            let r = &ranges[ri];
-            samples.push(pairs[j].1);
-            range_total += i128::from(r.end - r.start);
-            row.ops += i64::from(nops[ri]);
-            row.levels += i64::from(level[ri]);
-            row.children += i64::from(children[ri]);
-            j += 1;
+    drop((ranges, proj, nops, level, children, parent));
+    pairs.par_sort_unstable_by_key(|p| (p.name, p.style, p.dur, p.range));
+    // the groups summarised side by side, in pieces that start at a group's
+    // first pair (the rows are sorted below on a key unique per group, so
+    // the pieces' order does not matter)
+    let mut cuts: Vec<usize> = (0..PROJ_PIECES)
+        .map(|k| pairs.len() * k / PROJ_PIECES)
+        .collect();
+    cuts.push(pairs.len());
+    for c in cuts.iter_mut() {
+        while *c > 0
+            && *c < pairs.len()
+            && (pairs[*c].name, pairs[*c].style) == (pairs[*c - 1].name, pairs[*c - 1].style)
+        {
+            *c += 1;
         }
-        row.stat = Stat::of_sorted(&samples);
-        row.range_total = range_total.clamp(0, i128::from(i64::MAX)) as i64;
-        rows.push(row);
-        i = j;
     }
+    cuts.dedup();
+    let mut rows: Vec<ProjSumRow> = cuts
+        .par_windows(2)
+        .flat_map_iter(|w| proj_sum_rows(&pairs[w[0]..w[1]]))
+        .collect();
     drop(pairs);
-    let rank = rank_names(&v.data.names, rows.iter().map(|r| r.name));
+    // (a failed ranking thread: ranked here)
+    let rank = rank.unwrap_or_else(|| rank_names(&v.data.names, rows.iter().map(|r| r.name)));
     let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
     rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), rank_of(r.name), r.style));
     t.source = Some(Box::new(ProjSumRows { rows }));
     t
+}
+
+/// What `nvtx_gpu_proj_sum` and `_trace` know of each range.
+struct Projection {
+    /// first start, last end of the range's GPU operations
+    proj: Vec<Option<(i64, i64)>>,
+    /// distinct correlation ids
+    nops: Vec<u32>,
+    level: Vec<u32>,
+    /// children with GPU operations
+    children: Vec<u32>,
+    parent: Vec<u32>,
+    /// operations launched outside every range: first start, last end,
+    /// their correlation ids, pid and tid of the first such call
+    outside: Option<(i64, i64, Vec<i64>, u64, u64)>,
+}
+
+fn projection(v: &View<'_>, api: &[ApiRow], ranges: &[Ridx]) -> Projection {
+    let index = api_index(api);
+    // GPU operations: (start, end, pid, correlation)
+    let ops: Vec<(i64, i64, Option<u64>, i64)> = v
+        .kernels
+        .as_deref()
+        .unwrap_or(&[])
+        .iter()
+        .map(|k| (k.start_ns, k.end_ns, k.pid, k.correlation))
+        .chain(
+            v.memops
+                .as_deref()
+                .unwrap_or(&[])
+                .iter()
+                .map(|m| (m.start_ns, m.end_ns, m.pid, m.correlation)),
+        )
+        .collect();
+    let (slot, queries) = call_queries(&index, ops.iter().map(|o| (o.2, o.3)));
+    let found = Found::new(ranges, &queries);
+    drop(queries);
+    // per range: first start, last end; (range, correlation id) pairs
+    let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
+    let mut corrs: Vec<(u32, i64)> = Vec::new();
+    // operations launched outside every range: nsys's trace prints them as
+    // one row without a range (first start, last end, distinct ids; pid and
+    // tid of the first such call)
+    let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
+    for op in &ops {
+        let Some(pid) = op.2 else { continue };
+        for p in index.span(&(pid, op.3)) {
+            let c = index.at(p);
+            let rs = found.get(slot[p]);
+            if rs.is_empty() {
+                let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
+                o.0 = o.0.min(op.0);
+                o.1 = o.1.max(op.1);
+                o.2.push(c.correlation);
+            }
+            for &ri in rs {
+                let p = proj[ri as usize].get_or_insert((op.0, op.1));
+                p.0 = p.0.min(op.0);
+                p.1 = p.1.max(op.1);
+                corrs.push((ri, c.correlation));
+            }
+        }
+    }
+    drop(found);
+    drop(ops);
+    // distinct correlation ids per range
+    corrs.par_sort_unstable();
+    corrs.dedup();
+    let mut nops = vec![0u32; ranges.len()];
+    for (ri, _) in &corrs {
+        nops[*ri as usize] += 1;
+    }
+    drop(corrs);
+    let parent = parents(ranges);
+    // levels: the number of ancestors (a parent encloses its child, or has
+    // the same extent and a lower id, so the chains end)
+    let mut level = vec![u32::MAX; ranges.len()];
+    let mut chain = Vec::new();
+    for i in 0..ranges.len() {
+        let mut c = i;
+        while level[c] == u32::MAX && chain.len() <= ranges.len() {
+            chain.push(c);
+            match parent[c] {
+                NONE => break,
+                p => c = p as usize,
+            }
+        }
+        let mut l = if level[c] == u32::MAX {
+            0
+        } else {
+            level[c] + 1
+        };
+        while let Some(x) = chain.pop() {
+            if level[x] == u32::MAX {
+                level[x] = l;
+            }
+            l = level[x] + 1;
+        }
+    }
+    let mut children = vec![0u32; ranges.len()];
+    for (i, &p) in parent.iter().enumerate() {
+        if p != NONE && proj[i].is_some() {
+            children[p as usize] += 1;
+        }
+    }
+    Projection {
+        proj,
+        nops,
+        level,
+        children,
+        parent,
+        outside,
+    }
+}
+
+/// Pieces of `nvtx_gpu_proj_sum`'s grouping, summarised side by side.
+const PROJ_PIECES: usize = 16;
+
+/// A range with GPU operations, as `nvtx_gpu_proj_sum` groups it.
+#[derive(Clone, Copy)]
+struct ProjPair {
+    name: NameId,
+    style: RangeStyle,
+    /// the range's index, which orders equal durations
+    range: u32,
+    /// projected duration
+    dur: i64,
+    range_len: i64,
+    ops: u32,
+    level: u32,
+    children: u32,
+}
+
+/// The rows of sorted `pairs` that hold whole groups.
+fn proj_sum_rows(pairs: &[ProjPair]) -> Vec<ProjSumRow> {
+    let mut rows = Vec::new();
+    let mut samples = Vec::new();
+    for group in pairs.chunk_by(|a, b| (a.name, a.style) == (b.name, b.style)) {
+        let Some(first) = group.first() else {
+            continue;
+        };
+        samples.clear();
+        samples.extend(group.iter().map(|p| p.dur));
+        let mut range_total = 0i128;
+        let (mut ops, mut levels, mut children) = (0i64, 0i64, 0i64);
+        for p in group {
+            range_total += i128::from(p.range_len);
+            ops += i64::from(p.ops);
+            levels += i64::from(p.level);
+            children += i64::from(p.children);
+        }
+        rows.push(ProjSumRow {
+            name: first.name,
+            style: first.style,
+            stat: Stat::of_sorted(&samples),
+            range_total: range_total.clamp(0, i128::from(i64::MAX)) as i64,
+            ops,
+            levels,
+            children,
+        });
+    }
+    rows
 }
 
 /// One row of `nvtx_gpu_proj_sum`.
@@ -1068,6 +1243,108 @@ mod tests {
         for (t, &id) in texts.iter().zip(&ids) {
             let r = rank[id as usize] as usize;
             assert_eq!(distinct[r], t.as_str());
+        }
+    }
+
+    /// `parents` by its definition, one range against every other: the
+    /// range of the same thread that holds it (and has not ended before it
+    /// starts) with the least `(start - p.start) + (p.end - end)`, then the
+    /// lowest id; a range of the same extent only with a lower id; among
+    /// equals, the earlier start, then the earlier range.
+    fn parents_by_definition(ranges: &[Ridx]) -> Vec<u32> {
+        ranges
+            .iter()
+            .enumerate()
+            .map(|(ci, c)| {
+                ranges
+                    .iter()
+                    .enumerate()
+                    .filter(|&(pi, p)| {
+                        pi != ci
+                            && (p.pid, p.tid) == (c.pid, c.tid)
+                            && p.start <= c.start
+                            && p.end >= c.start
+                            && p.end >= c.end
+                            && !(p.start == c.start && p.end == c.end && p.id > c.id)
+                    })
+                    .min_by_key(|&(pi, p)| {
+                        (
+                            (c.start - p.start).saturating_add(p.end - c.end),
+                            p.id,
+                            p.start,
+                            pi,
+                        )
+                    })
+                    .map_or(NONE, |(pi, _)| pi as u32)
+            })
+            .collect()
+    }
+
+    fn ridx(id: i64, tid: u64, start: i64, end: i64) -> Ridx {
+        Ridx {
+            id,
+            start,
+            end,
+            pid: 1,
+            tid,
+            name: 0,
+            style: RangeStyle::PushPop,
+        }
+    }
+
+    proptest::proptest! {
+        /// Nested ranges (the stack sweep), with repeated extents, against
+        /// the definition.
+        #[test]
+        fn nested_parents_by_definition(
+            spans in proptest::collection::vec((0u64..2, 0i64..6, 0i64..40, 0u8..4), 0..50),
+        ) {
+            // each range inside the last open one of its thread, or after
+            // it; now and then a copy of the one before
+            let mut ranges: Vec<Ridx> = Vec::new();
+            let mut open: [Vec<(i64, i64)>; 2] = [vec![(0, 10_000)], vec![(0, 10_000)]];
+            let mut at = [0i64; 2];
+            for (i, &(t, gap, len, kind)) in spans.iter().enumerate() {
+                let stack = &mut open[t as usize];
+                let cur = &mut at[t as usize];
+                let id = (i as i64 * 7) % 50;
+                if kind == 0 && let Some(last) = ranges.iter().rev().find(|r| r.tid == t) {
+                    ranges.push(ridx(id, t, last.start, last.end));
+                    continue;
+                }
+                // close the open ranges that end before the next start
+                let start = *cur + gap;
+                while stack.len() > 1 && stack.last().is_some_and(|&(_, e)| e <= start) {
+                    stack.pop();
+                }
+                let (_, hi) = *stack.last().unwrap_or(&(0, 10_000));
+                if start > hi {
+                    continue;
+                }
+                let end = (start + len).min(hi);
+                ranges.push(ridx(id, t, start, end));
+                *cur = start;
+                if kind != 1 {
+                    stack.push((start, end));
+                }
+            }
+            // ids unique, so that the definition's ties are the sweep's
+            for (i, r) in ranges.iter_mut().enumerate() {
+                r.id = (i as i64 * 37) % 101;
+            }
+            proptest::prop_assert_eq!(parents(&ranges), parents_by_definition(&ranges));
+        }
+
+        /// Anything: crossing, touching, inverted ranges, repeated ids.
+        #[test]
+        fn any_parents_by_definition(
+            rs in proptest::collection::vec((0u64..2, 0i64..30, -3i64..30, 0i64..8), 0..40),
+        ) {
+            let ranges: Vec<Ridx> = rs
+                .iter()
+                .map(|&(t, a, d, id)| ridx(id, t, a, a + d))
+                .collect();
+            proptest::prop_assert_eq!(parents(&ranges), parents_by_definition(&ranges));
         }
     }
 }
