@@ -583,7 +583,7 @@ pub struct Launch {
 }
 
 /// One NVTX range (or nvprof start/end marker pair).
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Range {
     /// Start, ns.
     pub start_ns: i64,
@@ -598,6 +598,12 @@ pub struct Range {
     /// Domain id; 0 is the default domain.
     pub domain: u32,
 }
+
+// SAFETY: every field is an integer (`ThreadKey` is `u64`, `StrRef` wraps a
+// `u32`), for which all-zero bytes are a valid value; this lets a reader
+// take a lazily zeroed buffer of ranges from the allocator (untouched pages
+// cost no memory) and fill parts of it from several threads.
+unsafe impl bytemuck::Zeroable for Range {}
 
 /// What the PyTorch profiler records on an operator beyond its name.
 #[derive(Clone, Debug, Default)]

@@ -350,7 +350,7 @@ pub fn scan_ranges(trace: &Trace, steps: &Regex) -> RangeScan {
             comm_ranges
                 .entry(r.thread)
                 .or_default()
-                .push((r.start_ns, r.end_ns, i, r.clone()));
+                .push((r.start_ns, r.end_ns, i, *r));
         }
         if let Some(name) = step {
             let pid = trace.thread_id(r.thread).pid;

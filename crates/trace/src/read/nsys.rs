@@ -890,48 +890,74 @@ fn read_nvtx_split_above(
         row_count_hint(&db, table)
     };
     if max_rowid < split_rows.max(2) {
-        return read_nvtx_raw(path, table, opts, None);
+        return read_nvtx_raw(path, table, opts, None, &mut []).map(|(raw, _)| raw);
     }
-    let mid = (max_rowid / 2) as i64;
-    std::thread::scope(|scope| {
-        let second = scope.spawn(move || read_nvtx_raw(path, table, opts, Some((mid, i64::MAX))));
-        let first = read_nvtx_raw(path, table, opts, Some((i64::MIN, mid)));
-        let second = second.join().map_err(|_| Error::Sqlite {
-            path: path.to_owned(),
-            what: "reading NVTX_EVENTS".into(),
-            source: rusqlite::Error::InvalidQuery,
-        })??;
-        let mut first = first?;
-        first.extend(second);
-        Ok(first)
-    })
+    let mid = max_rowid / 2;
+    // One buffer for the whole table, each half written straight into its
+    // own part: joining two separate lists held the table one and a half
+    // times over (the largest allocation of a 3 M-kernel parse). The buffer
+    // is lazily zeroed, so room the rows do not fill costs no memory; rows
+    // past a part's room (rowids the hint did not foresee) go to that
+    // half's own list. Without the buffer, both halves use lists.
+    let mut buf: Vec<Range> = bytemuck::try_zeroed_vec(max_rowid).unwrap_or_default();
+    let room1 = mid.min(buf.len());
+    let (a, b) = buf.split_at_mut(room1);
+    let (first, second) = std::thread::scope(|scope| {
+        let second =
+            scope.spawn(move || read_nvtx_raw(path, table, opts, Some((mid as i64, i64::MAX)), b));
+        let first = read_nvtx_raw(path, table, opts, Some((i64::MIN, mid as i64)), a);
+        (first, second.join())
+    });
+    let (mut first, n1) = first?;
+    let (second, n2) = second.map_err(|_| Error::Sqlite {
+        path: path.to_owned(),
+        what: "reading NVTX_EVENTS".into(),
+        source: rusqlite::Error::InvalidQuery,
+    })??;
+    // rowid order: first part, first list, second part, second list
+    let base = n1 + first.ranges.len();
+    if first.ranges.is_empty() {
+        buf.copy_within(room1..room1 + n2, n1);
+        buf.truncate(n1 + n2);
+    } else {
+        let tail = buf[room1..room1 + n2].to_vec();
+        buf.truncate(n1);
+        buf.append(&mut first.ranges);
+        buf.extend(tail);
+    }
+    buf.shrink_to_fit();
+    first.ranges = buf;
+    first.join(second, base);
+    Ok(first)
 }
 
 impl NvtxRaw {
-    /// Append what the read of the rows after this one's found.
-    fn extend(&mut self, next: NvtxRaw) {
+    /// Take in what the read of the rows after this one's found. Its
+    /// ranges start at `base` in `self.ranges`: those it wrote into the
+    /// shared buffer are in place already, those in `next.ranges` are
+    /// appended.
+    fn join(&mut self, next: NvtxRaw, base: usize) {
         let NvtxRaw {
             pool,
-            mut ranges,
+            ranges,
             pending,
             domains,
             rows,
             skipped,
             max_end,
         } = next;
+        self.ranges.extend(ranges);
         // handles of `next`'s pool shift past ours: the same handles as
         // one read would have given (texts enter the pool in rowid order)
         let off = self.pool.append(pool);
-        let base = self.ranges.len() as u32;
         // (a range whose text is registered keeps its placeholder handle)
-        for r in &mut ranges {
+        for r in self.ranges.get_mut(base..).unwrap_or_default() {
             if r.text.0 != u32::MAX {
                 r.text.0 += off;
             }
         }
-        self.ranges.extend(ranges);
         self.pending
-            .extend(pending.into_iter().map(|(i, id)| (i + base, id)));
+            .extend(pending.into_iter().map(|(i, id)| (i + base as u32, id)));
         self.domains
             .extend(domains.into_iter().map(|(k, t)| match t {
                 Text::Local(r) => (k, Text::Local(StrRef(r.0 + off))),
@@ -944,13 +970,16 @@ impl NvtxRaw {
 }
 
 /// Read the NVTX ranges with rowid in `(lo, hi]` (`None`: every row) on a
-/// connection of its own. Keeps every thread; the caller filters.
+/// connection of its own. Keeps every thread; the caller filters. Ranges
+/// fill `room` first, then `ranges` of the result; returns how many are in
+/// `room` (range *i* of this read is the *i*-th of the two in that order).
 fn read_nvtx_raw(
     path: &std::path::Path,
     table: &str,
     opts: ReadOptions,
     rowids: Option<(i64, i64)>,
-) -> Result<NvtxRaw> {
+    room: &mut [Range],
+) -> Result<(NvtxRaw, usize)> {
     let db = Db::open(path)?;
     let (list, present) = db.select_list(
         table,
@@ -987,10 +1016,8 @@ fn read_nvtx_raw(
         pool: StrPool::new(),
         ranges: Vec::with_capacity(match rowids {
             None => row_count_hint(&db, table),
-            Some((lo, hi)) => {
-                let n = row_count_hint(&db, table) as i64;
-                (hi.min(n) - lo.max(0)).max(0) as usize
-            }
+            // a half reads into its room; the list takes what overflows
+            Some(_) => 0,
         }),
         pending: Vec::new(),
         domains: Vec::new(),
@@ -998,6 +1025,7 @@ fn read_nvtx_raw(
         skipped: 0,
         max_end: i64::MIN,
     };
+    let mut filled = 0usize;
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
@@ -1055,20 +1083,27 @@ fn read_nvtx_raw(
                 None => i64::MAX,
             };
             if let Some(id) = pending {
-                raw.pending.push((raw.ranges.len() as u32, id));
+                raw.pending.push(((filled + raw.ranges.len()) as u32, id));
             }
-            raw.ranges.push(Range {
+            let range = Range {
                 start_ns: start,
                 end_ns: end,
                 thread: gtid,
                 text,
                 domain: int_at(r, 6)?.unwrap_or(0) as u32,
-            });
+            };
+            match room.get_mut(filled) {
+                Some(slot) if raw.ranges.is_empty() => {
+                    *slot = range;
+                    filled += 1;
+                }
+                _ => raw.ranges.push(range),
+            }
         }
         Ok(())
     };
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
-    Ok(raw)
+    Ok((raw, filled))
 }
 
 /// Merge the NVTX connection's result into the trace: the NVTX pool becomes
@@ -1435,8 +1470,18 @@ mod tests {
 
     #[test]
     fn nvtx_read_in_two_halves_is_the_read_in_one() {
-        let path =
-            std::env::temp_dir().join(format!("rprof-nvtx-split-{}.sqlite", std::process::id()));
+        // rowids 1..=101, then -79..=21: the hint (the largest rowid) then
+        // leaves the first half too little room, and its rows overflow
+        for shift in [1i64, -79] {
+            nvtx_halves_with_rowids_from(shift);
+        }
+    }
+
+    fn nvtx_halves_with_rowids_from(shift: i64) {
+        let path = std::env::temp_dir().join(format!(
+            "rprof-nvtx-split-{}-{shift}.sqlite",
+            std::process::id()
+        ));
         let _ = std::fs::remove_file(&path);
         {
             let c = rusqlite::Connection::open(&path).unwrap();
@@ -1446,7 +1491,10 @@ mod tests {
             )
             .unwrap();
             let mut st = c
-                .prepare("INSERT INTO NVTX_EVENTS VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                .prepare(
+                    "INSERT INTO NVTX_EVENTS (start, end, globalTid, eventType, text, textId, \
+                     domainId, endGlobalTid, rowid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )
                 .unwrap();
             for i in 0..101i64 {
                 let ty = [59, 60, 70, 71, 75, 34][(i % 6) as usize];
@@ -1464,13 +1512,16 @@ mod tests {
                     text,
                     text_id,
                     i % 2,
-                    end_tid
+                    end_tid,
+                    i + shift
                 ])
                 .unwrap();
             }
         }
         let opts = ReadOptions::default();
-        let whole = read_nvtx_raw(&path, "NVTX_EVENTS", opts, None).unwrap();
+        let whole = read_nvtx_raw(&path, "NVTX_EVENTS", opts, None, &mut [])
+            .unwrap()
+            .0;
         assert!(whole.ranges.len() > 40 && !whole.pending.is_empty());
         assert!(!whole.domains.is_empty() && whole.skipped > 0);
         for split in [0, 2, 100] {
