@@ -350,6 +350,42 @@ mod tests {
         (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.text)
     }
 
+    /// Each launch's enclosing ranges by text handle: from `e` (indices into
+    /// `sorted`) and from the definition's `want` (indices into `ranges`).
+    fn texts_of(
+        e: &Enclosing,
+        sorted: &[Range],
+        want: &[Vec<u32>],
+        ranges: &[Range],
+    ) -> Vec<(Vec<u32>, Vec<u32>)> {
+        want.iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let got = e
+                    .of(i as u32)
+                    .iter()
+                    .map(|&r| sorted[r as usize].text.0)
+                    .collect();
+                let want = w.iter().map(|&r| ranges[r as usize].text.0).collect();
+                (got, want)
+            })
+            .collect()
+    }
+
+    /// Ranges and calls from (thread, start, length) triples; a range's
+    /// text handle is its position.
+    fn from_lengths(rs: &[(u64, i64, i64)], ls: &[(u64, i64, i64)]) -> (Vec<Range>, Vec<Launch>) {
+        let ranges = rs
+            .iter()
+            .enumerate()
+            .map(|(i, &(t, a, d))| range(t, a, a + d, i as u32))
+            .collect();
+        (
+            ranges,
+            ls.iter().map(|&(t, s, d)| launch(t, s, s + d)).collect(),
+        )
+    }
+
     /// The definition, checked one launch at a time against every range.
     fn brute_force(launches: &[Launch], ranges: &[Range]) -> Vec<Vec<u32>> {
         launches
@@ -467,9 +503,7 @@ mod tests {
             let want = brute_force(&launches, &ranges);
             let mut sorted = ranges.clone();
             let e = attribute(&launches, &mut sorted);
-            for (i, w) in want.iter().enumerate() {
-                let got: Vec<u32> = e.of(i as u32).iter().map(|&r| sorted[r as usize].text.0).collect();
-                let want: Vec<u32> = w.iter().map(|&r| ranges[r as usize].text.0).collect();
+            for (got, want) in texts_of(&e, &sorted, &want, &ranges) {
                 prop_assert_eq!(got, want);
             }
         }
@@ -488,9 +522,7 @@ mod tests {
             let want = brute_force(&launches, &ranges);
             let mut sorted = ranges.clone();
             let e = attribute(&launches, &mut sorted);
-            for (i, w) in want.iter().enumerate() {
-                let got: Vec<u32> = e.of(i as u32).iter().map(|&r| sorted[r as usize].text.0).collect();
-                let want: Vec<u32> = w.iter().map(|&r| ranges[r as usize].text.0).collect();
+            for (got, want) in texts_of(&e, &sorted, &want, &ranges) {
                 prop_assert_eq!(got, want);
             }
         }
@@ -507,10 +539,7 @@ mod tests {
             rs in prop::collection::vec((0u64..3, 0i64..60, -5i64..60), 0..60),
             ls in prop::collection::vec((0u64..3, 0i64..60, 0i64..15), 0..40),
         ) {
-            let ranges: Vec<Range> = rs.iter().enumerate()
-                .map(|(i, &(t, a, d))| range(t, a, a + d, i as u32)).collect();
-            let launches: Vec<Launch> = ls.iter()
-                .map(|&(t, s, d)| launch(t, s, s + d)).collect();
+            let (ranges, launches) = from_lengths(&rs, &ls);
             let want = brute_force(&launches, &ranges);
             let mut used = vec![false; ranges.len()];
             for w in &want {
@@ -522,9 +551,7 @@ mod tests {
             let (e, dropped) = attribute_used(&launches, &mut kept);
             prop_assert_eq!(dropped as usize, used.iter().filter(|u| !**u).count());
             prop_assert_eq!(kept.len(), used.iter().filter(|u| **u).count());
-            for (i, w) in want.iter().enumerate() {
-                let got: Vec<u32> = e.of(i as u32).iter().map(|&r| kept[r as usize].text.0).collect();
-                let want: Vec<u32> = w.iter().map(|&r| ranges[r as usize].text.0).collect();
+            for (got, want) in texts_of(&e, &kept, &want, &ranges) {
                 prop_assert_eq!(got, want);
             }
         }
@@ -540,10 +567,7 @@ mod tests {
             rs in prop::collection::vec((0u64..3, 0i64..60, -5i64..60), 0..60),
             ls in prop::collection::vec((0u64..3, 0i64..60, -15i64..15), 0..40),
         ) {
-            let ranges: Vec<Range> = rs.iter().enumerate()
-                .map(|(i, &(t, a, d))| range(t, a, a + d, i as u32)).collect();
-            let launches: Vec<Launch> = ls.iter()
-                .map(|&(t, s, d)| launch(t, s, s + d)).collect();
+            let (ranges, launches) = from_lengths(&rs, &ls);
             let mut all = ranges.clone();
             let want = attribute(&launches, &mut all);
             let mut kept = ranges.clone();
