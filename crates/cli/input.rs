@@ -459,22 +459,13 @@ pub fn load(
     path: &Path,
     opts: Options,
 ) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
-    load_reading(path, opts, Ranges::Read)
+    load_with(path, opts, Ranges::Read, false)
 }
 
-/// [`load`], reading the ranges or not.
-pub fn load_reading(
-    path: &Path,
-    opts: Options,
-    ranges: Ranges,
-) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
-    load_with(path, opts, ranges, false)
-}
-
-/// [`load_reading`]; `for_records`: the trace's ranges serve only to build
-/// records, so those enclosing no launch call are dropped before the
-/// attribution (less memory and sorting on large exports; the records are
-/// the same).
+/// [`load`], reading the ranges or not. `for_records`: the trace's ranges
+/// serve only to build records, so those enclosing no launch call are
+/// dropped before the attribution (less memory and sorting on large
+/// exports; the records are the same).
 fn load_with(
     path: &Path,
     opts: Options,
