@@ -8,33 +8,7 @@
 
 use crate::marker::{Arg, Marker};
 
-/// Forward or backward pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// `fprop`
-    Fprop,
-    /// `bprop`
-    Bprop,
-    /// Anything else a record may say.
-    Other,
-}
-
-impl Direction {
-    /// From a record's `dir` text.
-    pub fn parse(text: &str) -> Direction {
-        match text {
-            "fprop" => Direction::Fprop,
-            "bprop" => Direction::Bprop,
-            _ => Direction::Other,
-        }
-    }
-
-    /// True for `fprop`. PyProf's models test `dir == "fprop"` and treat
-    /// everything else as backward.
-    pub fn is_fprop(self) -> bool {
-        self == Direction::Fprop
-    }
-}
+pub use rprof_model::Direction;
 
 /// The kernel a call is costed for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

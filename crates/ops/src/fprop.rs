@@ -91,7 +91,7 @@ impl FpropIndex {
     /// Record a kernel (call for every kernel, in input order). Only
     /// forward kernels with sequence ids are kept.
     pub fn observe(&mut self, rec: &Record<'_>, marker: Option<&Arc<Marker>>) {
-        if rec.dir != "fprop" || (rec.seq_id.is_empty() && rec.alt_seq_id.is_empty()) {
+        if !rec.dir.is_fprop() || (rec.seq_id.is_empty() && rec.alt_seq_id.is_empty()) {
             return;
         }
         fn own(v: &[std::borrow::Cow<'_, str>]) -> Vec<String> {
@@ -170,7 +170,7 @@ mod tests {
 
     fn rec(dir: &'static str, seq: &[i64], alt: &[i64], op: &'static str) -> Record<'static> {
         Record {
-            dir: Cow::Borrowed(dir),
+            dir: rprof_model::Dir::from_text(Cow::Borrowed(dir)),
             seq_id: seq.to_vec(),
             alt_seq_id: alt.to_vec(),
             op: vec![Cow::Borrowed(op)],
@@ -184,7 +184,7 @@ mod tests {
             kernels
                 .iter()
                 .rev()
-                .find(|k| k.dir == "fprop" && f(k))
+                .find(|k| k.dir.as_str() == "fprop" && f(k))
                 .map(|k| k.op[0].to_string())
         };
         hit(&|k| k.seq_id.contains(&seq)).or_else(|| hit(&|k| k.alt_seq_id.contains(&seq)))

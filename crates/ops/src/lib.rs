@@ -127,7 +127,7 @@ impl Engine {
             abort: None,
             stock: None,
         };
-        if rec.dir == "bprop" {
+        if rec.dir.is_bprop() {
             if self.mode.is_apex() && rec.seq_id.is_empty() {
                 out.abort = Some("a backward kernel without a sequence id".into());
             } else if self.mode.is_apex() && rec.seq_marker.is_empty() {
@@ -272,7 +272,7 @@ pub fn estimate_kernel<'a>(
     };
     let call = OpCall::from_marker(
         m,
-        Direction::parse(&rec.dir),
+        rec.dir.kind(),
         rec.sub_seq_id,
         Kernel {
             name: &name,

@@ -80,7 +80,7 @@ mod tests {
             trace: vec![Cow::Borrowed("/a/b/x.py:10"), Cow::Borrowed("/a/b/y.py:20")],
             layer: vec![Cow::Borrowed("Conv1"), Cow::Borrowed("BN")],
             seq_id: vec![31, 32],
-            dir: Cow::Borrowed("fprop"),
+            dir: rprof_model::Dir::Fprop,
             mod_: vec![Cow::Borrowed("na")],
             tid: 1234,
             stream: 7,

@@ -102,7 +102,7 @@ pub fn columns(recs: &[Record<'_>]) -> Vec<Values> {
         ints(recs, |r| r.seq_id.clone()),
         int(recs, |r| Some(r.sub_seq_id)),
         ints(recs, |r| r.alt_seq_id.clone()),
-        strs(recs, |r| &r.dir),
+        strs(recs, |r| r.dir.as_str()),
         list(recs, |r| &r.mod_),
         list(recs, |r| &r.op),
         Values::UInt64(recs.iter().map(|r| Some(r.tid)).collect()),

@@ -75,7 +75,7 @@ impl<'a> Row<'a> {
             tid: rec.tid,
             layer: k.layer,
             trace: k.trace,
-            dir: na(&rec.dir),
+            dir: na(rec.dir.as_str()),
             sub: rec.sub_seq_id,
             module: na(k.module),
             op: na(k.op),

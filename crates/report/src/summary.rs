@@ -342,7 +342,7 @@ impl Summarizer {
                         }
                         &scratch
                     }
-                    Key::Dir => &rec.dir,
+                    Key::Dir => rec.dir.as_str(),
                     _ => {
                         scratch.clear();
                         for (i, l) in est.layer.iter().enumerate() {
@@ -865,7 +865,7 @@ mod tests {
         Record {
             short_name: Cow::Owned(name.to_owned()),
             duration_ns: dur,
-            dir: Cow::Borrowed("fprop"),
+            dir: rprof_model::Dir::Fprop,
             stream,
             ..Record::default()
         }

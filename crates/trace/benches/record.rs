@@ -23,7 +23,7 @@ fn record(i: i64) -> Record<'static> {
         duration_ns: 2_144 + i,
         seq_marker: vec![Cow::Borrowed("aten::add, seq = 45906, op_id = 992615")],
         seq_id: vec![45_906 + i],
-        dir: Cow::Borrowed("fprop"),
+        dir: rprof_trace::model::Dir::Fprop,
         mod_: vec![Cow::Borrowed("na")],
         op: vec![Cow::Borrowed("aten::add")],
         tid: 1_234_567,

@@ -14,8 +14,8 @@ use crate::attribute::Enclosing;
 use crate::demangle;
 use crate::error::Error;
 use crate::markers::{self, Classified};
-use crate::model::Record;
 use crate::model::StrRef;
+use crate::model::{Dir, Record};
 use crate::model::{Kernel, Source, Trace};
 use crate::sequence::SeqState;
 
@@ -492,7 +492,7 @@ fn record<'t>(
         seq_id: ids.seq_id,
         sub_seq_id: ids.sub_seq_id,
         alt_seq_id: ids.alt_seq_id,
-        dir: Cow::Borrowed(if c.bprop { "bprop" } else { "fprop" }),
+        dir: Dir::of(c.bprop),
         mod_: c.mod_,
         op: c.op,
         tid: launch.map_or(0, |l| l.tid),

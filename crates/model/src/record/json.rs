@@ -26,7 +26,7 @@ impl Record<'_> {
         w.int(self.sub_seq_id);
         w.key_ints("altSeqId", &self.alt_seq_id);
         w.raw(",\"dir\":");
-        w.str(&self.dir);
+        w.str(self.dir.as_str());
         w.key_strs("mod", &self.mod_);
         w.key_strs("op", &self.op);
         w.raw(",\"tid\":");

@@ -27,6 +27,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+mod dir;
 mod header;
 mod json;
 mod line;
@@ -34,6 +35,7 @@ mod pydict;
 #[cfg(test)]
 mod tests;
 
+pub use dir::{Dir, Direction};
 pub use header::{DICT_MINOR, DICT_VERSION, Header, read_sidecar, sidecar_path};
 pub use line::{Line, read_line};
 
@@ -84,9 +86,9 @@ pub struct Record<'a> {
     /// Other sequence ids of the enclosing markers.
     #[serde(rename = "altSeqId", default)]
     pub alt_seq_id: Vec<i64>,
-    /// `fprop` or `bprop`.
+    /// `fprop` or `bprop` (a record file may hold other text, kept).
     #[serde(borrow)]
-    pub dir: Cow<'a, str>,
+    pub dir: Dir<'a>,
     /// Module names.
     #[serde(rename = "mod", default, borrow, deserialize_with = "borrowed_strs")]
     pub mod_: Vec<Cow<'a, str>>,
@@ -290,7 +292,7 @@ impl Record<'_> {
             seq_id: self.seq_id,
             sub_seq_id: self.sub_seq_id,
             alt_seq_id: self.alt_seq_id,
-            dir: own(self.dir),
+            dir: self.dir.into_owned(),
             mod_: own_v(self.mod_),
             op: own_v(self.op),
             tid: self.tid,

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::Record;
+use super::{Dir, Record};
 use crate::pylit::{self, Value};
 
 impl Record<'_> {
@@ -49,7 +49,7 @@ impl Record<'_> {
         out.push_str(&format!(", 'subSeqId': {}, 'altSeqId': ", self.sub_seq_id));
         ints(out, &self.alt_seq_id);
         out.push_str(", 'dir': ");
-        pylit::write_str_repr(out, &self.dir);
+        pylit::write_str_repr(out, self.dir.as_str());
         out.push_str(", 'mod': ");
         strs(out, &self.mod_);
         out.push_str(", 'op': ");
@@ -138,7 +138,7 @@ impl Record<'_> {
             seq_id: il(v, "seqId")?,
             sub_seq_id: i(v, "subSeqId").unwrap_or(0),
             alt_seq_id: il(v, "altSeqId")?,
-            dir: s(v, "dir")?,
+            dir: Dir::from_text(s(v, "dir")?),
             mod_: sl(v, "mod")?,
             op: sl(v, "op")?,
             tid: i(v, "tid").unwrap_or(0) as u64,

@@ -84,7 +84,7 @@ proptest::proptest! {
             seq_id: ints[1..3].to_vec(),
             sub_seq_id: ints[3],
             alt_seq_id: ints[4..5].to_vec(),
-            dir: strs[1].clone(),
+            dir: super::Dir::from_text(strs[1].clone()),
             mod_: lists[5].clone(),
             op: lists[6].clone(),
             tid,

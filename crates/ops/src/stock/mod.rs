@@ -414,7 +414,7 @@ impl State {
     ) -> Option<StockRef> {
         self.observe_conv(&rec.stack, heads, specs);
         let mut found = find(&rec.stack, heads, specs);
-        let bprop = rec.dir == "bprop";
+        let bprop = rec.dir.is_bprop();
         match &mut found.node {
             Some((_, name, Some(seq))) if bprop => {
                 if self.last_node.len() > 1024 {
@@ -490,7 +490,7 @@ impl State {
                 .or(found.other.as_ref().map(|o| o.0))
                 .map(OpName::Stack)
         };
-        if rec.dir == "fprop" {
+        if rec.dir.is_fprop() {
             for (i, h) in heads.iter().enumerate() {
                 if let (Some(seq), false) = (h.seq, is_node(h.name)) {
                     let text = rec.stack.get(i).map_or("", |t| t);

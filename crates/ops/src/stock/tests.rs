@@ -18,7 +18,7 @@ fn rec<'a>(dir: &'a str, stack: &[&'a str], kernel: &'a str) -> Record<'a> {
     Record {
         short_name: Cow::Borrowed(short),
         long_name: Cow::Borrowed(kernel),
-        dir: Cow::Borrowed(dir),
+        dir: rprof_model::Dir::from_text(Cow::Borrowed(dir)),
         stack: stack.iter().map(|s| Cow::Borrowed(*s)).collect(),
         tid: 7,
         grid: [1, 1, 1],

@@ -494,7 +494,7 @@ impl<W: Write> Timeline<W> {
                 args.push(("bytes", Arg::Int(b)));
             }
             args.push(("tensor cores", Arg::Str(e.estimate.tc.as_str())));
-            args.push(("dir", Arg::Str(&r.dir)));
+            args.push(("dir", Arg::Str(r.dir.as_str())));
             if let Some(s) = r.stack.last() {
                 args.push(("nvtx", Arg::Str(s)));
             }

@@ -280,9 +280,9 @@ impl Side {
         match self.key {
             Key::OpDirShape => {
                 op_or_kernel(s);
-                if !rec.dir.is_empty() {
+                if !rec.dir.as_str().is_empty() {
                     s.push(' ');
-                    s.push_str(&rec.dir);
+                    s.push_str(rec.dir.as_str());
                 }
                 params(s);
             }

@@ -16,7 +16,7 @@ fn rec(name: &str, dur: i64, step: Option<u32>, start: i64, device: i64) -> Reco
     Record {
         short_name: Cow::Owned(name.to_owned()),
         duration_ns: dur,
-        dir: Cow::Borrowed("fprop"),
+        dir: rprof_model::Dir::Fprop,
         start_ns: Some(start),
         end_ns: Some(start + dur),
         device,
