@@ -586,50 +586,47 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     let (slot, queries) = call_queries(&index, kernels.iter().map(|k| (k.pid, k.correlation)));
     let found = Found::new(&ranges, &queries);
     drop(queries);
-    // one hit per (group, range, kernel): the group is (thread, range name,
-    // style, kernel name); grouped by sorting
-    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-    struct Hit {
-        thread: u32,
-        range: NameId,
-        style: u8,
-        kname: NameId,
-        kernel: u32,
-        ri: u32,
-        // the kernel's duration, carried along: after the sort by group,
-        // reading it from the kernel table was a cache miss per hit (it
-        // follows from `kernel`, so it does not change the order)
-        dur: i64,
-    }
-    let mut threads: Vec<(u64, u64)> = Vec::new();
-    let mut thread_ix: FastMap<(u64, u64), u32> = FastMap::default();
-    let mut hits: Vec<Hit> = Vec::new();
-    for (ki, k) in kernels.iter().enumerate() {
-        let kname = v.kernel_name(k, req.names);
-        let dur = k.end_ns.saturating_sub(k.start_ns);
-        let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
-        if span.is_empty() {
-            hits.push(Hit {
-                thread: NONE,
-                range: NONE,
-                style: 0,
-                kname,
-                kernel: ki as u32,
-                ri: NONE,
-                dur,
-            });
-            continue;
+    // the names' order (for the rows' order) is worked out on a second
+    // thread while the hits are made, sorted and summed: the names of the
+    // ranges that enclose a kernel, and the kernels' names (ranked over a
+    // superset of the rows' names, the ranks order the rows' names as
+    // ranking the rows' names alone does)
+    let (names, kind, all, flat) = (&v.data.names, req.names, &ranges, &found.flat);
+    std::thread::scope(|sc| {
+        let ranker = sc.spawn(move || {
+            rank_names(
+                names,
+                flat.iter()
+                    .filter_map(|&ri| all.get(ri as usize).map(|r| r.name))
+                    .chain(kernels.iter().map(|k| v.kernel_name(k, kind))),
+            )
+        });
+        // one hit per (group, range, kernel): the group is (thread, range name,
+        // style, kernel name); grouped by sorting
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+        struct Hit {
+            thread: u32,
+            range: NameId,
+            style: u8,
+            kname: NameId,
+            kernel: u32,
+            ri: u32,
+            // the kernel's duration, carried along: after the sort by group,
+            // reading it from the kernel table was a cache miss per hit (it
+            // follows from `kernel`, so it does not change the order)
+            dur: i64,
         }
-        for p in span {
-            let c = index.at(p);
-            let thread = *thread_ix.entry((c.pid, c.tid)).or_insert_with(|| {
-                threads.push((c.pid, c.tid));
-                (threads.len() - 1) as u32
-            });
-            let rs = found.get(slot[p]);
-            if rs.is_empty() {
+        let mut threads: Vec<(u64, u64)> = Vec::new();
+        let mut thread_ix: FastMap<(u64, u64), u32> = FastMap::default();
+        let mut hits: Vec<Hit> = Vec::new();
+        let mut last_thread: Option<((u64, u64), u32)> = None;
+        for (ki, k) in kernels.iter().enumerate() {
+            let kname = v.kernel_name(k, req.names);
+            let dur = k.end_ns.saturating_sub(k.start_ns);
+            let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
+            if span.is_empty() {
                 hits.push(Hit {
-                    thread,
+                    thread: NONE,
                     range: NONE,
                     style: 0,
                     kname,
@@ -637,88 +634,113 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                     ri: NONE,
                     dur,
                 });
+                continue;
             }
-            for &ri in rs {
-                let r = &ranges[ri as usize];
-                hits.push(Hit {
-                    thread,
-                    range: r.name,
-                    style: style_code(Some(r.style)),
-                    kname,
-                    kernel: ki as u32,
-                    ri,
-                    dur,
-                });
+            for p in span {
+                let c = index.at(p);
+                // consecutive calls are mostly on one thread: its index again
+                // without a lookup
+                let thread = match last_thread {
+                    Some((key, t)) if key == (c.pid, c.tid) => t,
+                    _ => {
+                        let t = *thread_ix.entry((c.pid, c.tid)).or_insert_with(|| {
+                            threads.push((c.pid, c.tid));
+                            (threads.len() - 1) as u32
+                        });
+                        last_thread = Some(((c.pid, c.tid), t));
+                        t
+                    }
+                };
+                let rs = found.get(slot[p]);
+                if rs.is_empty() {
+                    hits.push(Hit {
+                        thread,
+                        range: NONE,
+                        style: 0,
+                        kname,
+                        kernel: ki as u32,
+                        ri: NONE,
+                        dur,
+                    });
+                }
+                for &ri in rs {
+                    let r = &ranges[ri as usize];
+                    hits.push(Hit {
+                        thread,
+                        range: r.name,
+                        style: style_code(Some(r.style)),
+                        kname,
+                        kernel: ki as u32,
+                        ri,
+                        dur,
+                    });
+                }
             }
         }
-    }
-    drop(found);
-    hits.par_sort_unstable();
-    let mut rows = Vec::new();
-    let mut durs = Vec::new();
-    let mut rids = Vec::new();
-    let mut i = 0;
-    while i < hits.len() {
-        let h = hits[i];
-        let same = |x: &Hit| {
-            (x.thread, x.range, x.style, x.kname) == (h.thread, h.range, h.style, h.kname)
+        hits.par_sort_unstable();
+        let mut rows = Vec::new();
+        let mut durs = Vec::new();
+        let mut rids = Vec::new();
+        let mut i = 0;
+        while i < hits.len() {
+            let h = hits[i];
+            let same = |x: &Hit| {
+                (x.thread, x.range, x.style, x.kname) == (h.thread, h.range, h.style, h.kname)
+            };
+            let mut j = i;
+            durs.clear();
+            rids.clear();
+            let mut last_kernel = None;
+            while j < hits.len() && same(&hits[j]) {
+                // each kernel once, however many ranges of this name enclose it
+                if last_kernel != Some(hits[j].kernel) {
+                    last_kernel = Some(hits[j].kernel);
+                    durs.push(hits[j].dur);
+                }
+                if hits[j].ri != NONE {
+                    rids.push(hits[j].ri);
+                }
+                j += 1;
+            }
+            durs.sort_unstable();
+            rids.sort_unstable();
+            rids.dedup();
+            rows.push(KernRow {
+                thread: h.thread,
+                range: h.range,
+                style: h.style,
+                kname: h.kname,
+                ranges: rids.len() as i64,
+                stat: Stat::of_sorted(&durs),
+            });
+            i = j;
+        }
+        drop(hits);
+        // nsys's order: range name, pid, tid, total (desc), style, kernel name;
+        // names by pre-computed ranks, no range first
+        let rank = match ranker.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
         };
-        let mut j = i;
-        durs.clear();
-        rids.clear();
-        let mut last_kernel = None;
-        while j < hits.len() && same(&hits[j]) {
-            // each kernel once, however many ranges of this name enclose it
-            if last_kernel != Some(hits[j].kernel) {
-                last_kernel = Some(hits[j].kernel);
-                durs.push(hits[j].dur);
+        let rank_of = |n: NameId| {
+            if n == NONE {
+                0
+            } else {
+                u64::from(rank.get(n as usize).copied().unwrap_or(u32::MAX)) + 1
             }
-            if hits[j].ri != NONE {
-                rids.push(hits[j].ri);
-            }
-            j += 1;
-        }
-        durs.sort_unstable();
-        rids.sort_unstable();
-        rids.dedup();
-        rows.push(KernRow {
-            thread: h.thread,
-            range: h.range,
-            style: h.style,
-            kname: h.kname,
-            ranges: rids.len() as i64,
-            stat: Stat::of_sorted(&durs),
+        };
+        let thread_key = |t: u32| threads.get(t as usize).copied();
+        rows.par_sort_unstable_by(|a, b| {
+            rank_of(a.range)
+                .cmp(&rank_of(b.range))
+                .then_with(|| thread_key(a.thread).cmp(&thread_key(b.thread)))
+                .then(b.stat.total.cmp(&a.stat.total))
+                .then(a.style.cmp(&b.style))
+                .then_with(|| rank_of(a.kname).cmp(&rank_of(b.kname)))
         });
-        i = j;
-    }
-    drop(hits);
-    // nsys's order: range name, pid, tid, total (desc), style, kernel name;
-    // names by pre-computed ranks, no range first
-    let names = &v.data.names;
-    let rank = rank_names(
-        names,
-        rows.iter()
-            .flat_map(|r| [r.range, r.kname])
-            .filter(|&n| n != NONE),
-    );
-    let rank_of = |n: NameId| {
-        if n == NONE {
-            0
-        } else {
-            u64::from(rank.get(n as usize).copied().unwrap_or(u32::MAX)) + 1
-        }
-    };
-    let thread_key = |t: u32| threads.get(t as usize).copied();
-    rows.par_sort_unstable_by(|a, b| {
-        rank_of(a.range)
-            .cmp(&rank_of(b.range))
-            .then_with(|| thread_key(a.thread).cmp(&thread_key(b.thread)))
-            .then(b.stat.total.cmp(&a.stat.total))
-            .then(a.style.cmp(&b.style))
-            .then_with(|| rank_of(a.kname).cmp(&rank_of(b.kname)))
-    });
-    t.source = Some(Box::new(KernRows { rows, threads }));
-    t
+        t.source = Some(Box::new(KernRows { rows, threads }));
+        t
+    })
 }
 
 /// Most ids in a `RangeStack` cell (real traces nest over 1400 deep), and
