@@ -624,16 +624,18 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             let kname = v.kernel_name(k, req.names);
             let dur = k.end_ns.saturating_sub(k.start_ns);
             let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
+            // the hit of a kernel that no range of `thread` encloses
+            let unranged = |thread: u32| Hit {
+                thread,
+                range: NONE,
+                style: 0,
+                kname,
+                kernel: ki as u32,
+                ri: NONE,
+                dur,
+            };
             if span.is_empty() {
-                hits.push(Hit {
-                    thread: NONE,
-                    range: NONE,
-                    style: 0,
-                    kname,
-                    kernel: ki as u32,
-                    ri: NONE,
-                    dur,
-                });
+                hits.push(unranged(NONE));
                 continue;
             }
             for p in span {
@@ -653,15 +655,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                 };
                 let rs = found.get(slot[p]);
                 if rs.is_empty() {
-                    hits.push(Hit {
-                        thread,
-                        range: NONE,
-                        style: 0,
-                        kname,
-                        kernel: ki as u32,
-                        ri: NONE,
-                        dur,
-                    });
+                    hits.push(unranged(thread));
                 }
                 for &ri in rs {
                     let r = &ranges[ri as usize];
