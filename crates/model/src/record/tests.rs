@@ -165,3 +165,27 @@ fn headers_and_versions() {
     // evaluation is impossible: this is just an unknown token
     assert!(read_line("{'kShortName': __import__('os').system('x')}").is_err());
 }
+
+proptest::proptest! {
+    /// Any `dir` text survives both record formats: `fprop` and `bprop`
+    /// come back as their variants, every other text as it was written.
+    #[test]
+    fn dir_text_survives_both_formats(text in arb_cow()) {
+        let r = Record {
+            dir: Dir::from_text(text.clone()),
+            ..Record::default()
+        };
+        let mut json = Vec::new();
+        r.write_json(&mut json);
+        let mut pydict = String::new();
+        r.write_pydict(&mut pydict);
+        for line in [String::from_utf8(json).unwrap(), pydict] {
+            let Ok(Line::Record(back)) = read_line(line.trim_end_matches('\n')) else {
+                panic!("not read back: {line}")
+            };
+            proptest::prop_assert_eq!(back.dir.as_str(), text.as_ref());
+            proptest::prop_assert_eq!(back.dir.is_fprop(), text == "fprop");
+            proptest::prop_assert_eq!(back.dir.is_bprop(), text == "bprop");
+        }
+    }
+}
