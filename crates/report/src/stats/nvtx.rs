@@ -795,21 +795,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         return no_data(t, "GPU operation data");
     }
     let ranges = range_index(v);
-    // the names' order (for the sums' ties) is worked out on a second thread
-    // while the projection is made: the two took about as long, one after
-    // the other. Ranked over every range, the ranks order the rows' names
-    // as ranking the rows' names alone does.
-    let (pr, rank) = if trace {
-        (projection(v, api, &ranges), None)
-    } else {
-        let names = &v.data.names;
-        let all = &ranges;
-        std::thread::scope(|sc| {
-            let ranker = sc.spawn(move || rank_names(names, all.iter().map(|r| r.name)));
-            let pr = projection(v, api, all);
-            (pr, ranker.join().ok())
-        })
-    };
+    let pr = projection(v, api, &ranges, !trace);
     let Projection {
         proj,
         nops,
@@ -817,6 +803,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         children,
         parent,
         outside,
+        rank,
     } = pr;
     if trace {
         // the range stacks: past MAX_STACK levels (or once the total budget
@@ -920,9 +907,14 @@ struct Projection {
     /// operations launched outside every range: first start, last end,
     /// their correlation ids, pid and tid of the first such call
     outside: Option<(i64, i64, Vec<i64>, u64, u64)>,
+    /// the names' ranks, when asked for ([`rank_names`] over the names of
+    /// the ranges with a projection; `None` if the ranking thread failed)
+    rank: Option<Vec<u32>>,
 }
 
-fn projection(v: &View<'_>, api: &[ApiRow], ranges: &[Ridx]) -> Projection {
+/// What each range projects onto the GPU; with `rank`, also the ranks of
+/// the names of the ranges that have a projection.
+fn projection(v: &View<'_>, api: &[ApiRow], ranges: &[Ridx], rank: bool) -> Projection {
     let index = api_index(api);
     // GPU operations: (start, end, pid, correlation)
     let ops: Vec<(i64, i64, Option<u64>, i64)> = v
@@ -942,82 +934,99 @@ fn projection(v: &View<'_>, api: &[ApiRow], ranges: &[Ridx]) -> Projection {
     let (slot, queries) = call_queries(&index, ops.iter().map(|o| (o.2, o.3)));
     let found = Found::new(ranges, &queries);
     drop(queries);
-    // per range: first start, last end; (range, correlation id) pairs
-    let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
-    let mut corrs: Vec<(u32, i64)> = Vec::new();
-    // operations launched outside every range: nsys's trace prints them as
-    // one row without a range (first start, last end, distinct ids; pid and
-    // tid of the first such call)
-    let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
-    for op in &ops {
-        let Some(pid) = op.2 else { continue };
-        for p in index.span(&(pid, op.3)) {
-            let c = index.at(p);
-            let rs = found.get(slot[p]);
-            if rs.is_empty() {
-                let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
-                o.0 = o.0.min(op.0);
-                o.1 = o.1.max(op.1);
-                o.2.push(c.correlation);
-            }
-            for &ri in rs {
-                let p = proj[ri as usize].get_or_insert((op.0, op.1));
-                p.0 = p.0.min(op.0);
-                p.1 = p.1.max(op.1);
-                corrs.push((ri, c.correlation));
-            }
-        }
-    }
-    drop(found);
-    drop(ops);
-    // distinct correlation ids per range
-    corrs.par_sort_unstable();
-    corrs.dedup();
-    let mut nops = vec![0u32; ranges.len()];
-    for (ri, _) in &corrs {
-        nops[*ri as usize] += 1;
-    }
-    drop(corrs);
-    let parent = parents(ranges);
-    // levels: the number of ancestors (a parent encloses its child, or has
-    // the same extent and a lower id, so the chains end)
-    let mut level = vec![u32::MAX; ranges.len()];
-    let mut chain = Vec::new();
-    for i in 0..ranges.len() {
-        let mut c = i;
-        while level[c] == u32::MAX && chain.len() <= ranges.len() {
-            chain.push(c);
-            match parent[c] {
-                NONE => break,
-                p => c = p as usize,
+    // the names' order (for the sums' ties) is worked out on a second
+    // thread while the rest is made: the names of the ranges that enclose a
+    // GPU operation's launch, which are the ranges with a projection, so
+    // every name of the report's rows (ranking every range's name took as
+    // long as the projection beside it, on the same two cores)
+    let (names, flat) = (&v.data.names, &found.flat);
+    std::thread::scope(|sc| {
+        let ranker = rank.then(|| {
+            sc.spawn(move || {
+                rank_names(
+                    names,
+                    flat.iter()
+                        .filter_map(|&ri| ranges.get(ri as usize).map(|r| r.name)),
+                )
+            })
+        });
+        // per range: first start, last end; (range, correlation id) pairs
+        let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
+        let mut corrs: Vec<(u32, i64)> = Vec::new();
+        // operations launched outside every range: nsys's trace prints them as
+        // one row without a range (first start, last end, distinct ids; pid and
+        // tid of the first such call)
+        let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
+        for op in &ops {
+            let Some(pid) = op.2 else { continue };
+            for p in index.span(&(pid, op.3)) {
+                let c = index.at(p);
+                let rs = found.get(slot[p]);
+                if rs.is_empty() {
+                    let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
+                    o.0 = o.0.min(op.0);
+                    o.1 = o.1.max(op.1);
+                    o.2.push(c.correlation);
+                }
+                for &ri in rs {
+                    let p = proj[ri as usize].get_or_insert((op.0, op.1));
+                    p.0 = p.0.min(op.0);
+                    p.1 = p.1.max(op.1);
+                    corrs.push((ri, c.correlation));
+                }
             }
         }
-        let mut l = if level[c] == u32::MAX {
-            0
-        } else {
-            level[c] + 1
-        };
-        while let Some(x) = chain.pop() {
-            if level[x] == u32::MAX {
-                level[x] = l;
+        drop(ops);
+        // distinct correlation ids per range
+        corrs.par_sort_unstable();
+        corrs.dedup();
+        let mut nops = vec![0u32; ranges.len()];
+        for (ri, _) in &corrs {
+            nops[*ri as usize] += 1;
+        }
+        drop(corrs);
+        let parent = parents(ranges);
+        // levels: the number of ancestors (a parent encloses its child, or has
+        // the same extent and a lower id, so the chains end)
+        let mut level = vec![u32::MAX; ranges.len()];
+        let mut chain = Vec::new();
+        for i in 0..ranges.len() {
+            let mut c = i;
+            while level[c] == u32::MAX && chain.len() <= ranges.len() {
+                chain.push(c);
+                match parent[c] {
+                    NONE => break,
+                    p => c = p as usize,
+                }
             }
-            l = level[x] + 1;
+            let mut l = if level[c] == u32::MAX {
+                0
+            } else {
+                level[c] + 1
+            };
+            while let Some(x) = chain.pop() {
+                if level[x] == u32::MAX {
+                    level[x] = l;
+                }
+                l = level[x] + 1;
+            }
         }
-    }
-    let mut children = vec![0u32; ranges.len()];
-    for (i, &p) in parent.iter().enumerate() {
-        if p != NONE && proj[i].is_some() {
-            children[p as usize] += 1;
+        let mut children = vec![0u32; ranges.len()];
+        for (i, &p) in parent.iter().enumerate() {
+            if p != NONE && proj[i].is_some() {
+                children[p as usize] += 1;
+            }
         }
-    }
-    Projection {
-        proj,
-        nops,
-        level,
-        children,
-        parent,
-        outside,
-    }
+        Projection {
+            proj,
+            nops,
+            level,
+            children,
+            parent,
+            outside,
+            rank: ranker.and_then(|h| h.join().ok()),
+        }
+    })
 }
 
 /// Pieces of `nvtx_gpu_proj_sum`'s grouping, summarised side by side.
