@@ -682,7 +682,7 @@ fn read(records: &str, strip: bool) -> (Shares, Vec<Seen>) {
             dir: r.dir.to_string(),
             op: k.op.to_owned(),
             anchor: k.anchor.to_owned(),
-            params: k.estimate.params.clone(),
+            params: k.estimate.params.to_string(),
             flops: k.estimate.flops,
             outcome: k.estimate.outcome.clone(),
         });

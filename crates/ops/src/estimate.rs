@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::num::Num;
+use crate::params::ParamText;
 
 /// Which behaviour to reproduce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,8 +91,9 @@ pub struct Estimate {
     /// The op name the model reports when it is not the marker's op: only
     /// Linear (`linear` or `bias`).
     pub op: Option<&'static str>,
-    /// The params column, already in PyProf's printed form.
-    pub params: String,
+    /// The params column, already in PyProf's printed form, with the
+    /// floating-point type its math runs in.
+    pub params: ParamText,
     /// FLOPs; `None` = unknown (`na`).
     pub flops: Option<Num>,
     /// Bytes moved to and from DRAM; `None` = unknown (`na`).
@@ -108,7 +110,7 @@ impl Estimate {
     pub fn no_marker() -> Estimate {
         Estimate {
             op: None,
-            params: "na=na,".to_owned(),
+            params: ParamText::untyped("na=na,"),
             flops: Some(Num::ZERO),
             bytes: Some(Num::ZERO),
             tc: Tc::Unknown,

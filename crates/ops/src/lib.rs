@@ -57,10 +57,12 @@ use std::sync::Arc;
 use rprof_model::Record;
 
 pub use crate::call::{Direction, Kernel, OpCall};
+pub use crate::dtype::Dtype;
 pub use crate::estimate::{Estimate, Mode, Outcome, Tc};
 pub use crate::fprop::{Fprop, FpropIndex};
 pub use crate::marker::{Arg, Marker, MarkerCache, decode_marker};
 pub use crate::num::Num;
+pub use crate::params::ParamText;
 pub use crate::stock::StockRef;
 pub use crate::summary::Summary;
 pub use crate::tc::uses_tensor_cores;

@@ -120,27 +120,3 @@ pub fn known_bytes(e: &Estimate) -> Option<i128> {
 fn modelled(e: &Estimate) -> bool {
     matches!(e.outcome, Outcome::Modelled | Outcome::Partial(_))
 }
-
-/// The first element-type name in a params text (`T=[(2,3)],fp16,` →
-/// `fp16`): a comma-, `=`- or space-separated token that is a dtype name as
-/// rprof prints them.
-pub fn dtype_of(params: &str) -> Option<&str> {
-    params
-        .split([',', '=', ' ', ';'])
-        .map(|t| t.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']'))
-        .find(|t| matches!(*t, "fp64" | "fp32" | "fp16" | "bf16" | "tf32") || t.starts_with("fp8"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dtypes_in_params() {
-        assert_eq!(dtype_of("M=128,N=64,K=256,fp32,"), Some("fp32"));
-        assert_eq!(dtype_of("T=[(35,20,200),(35,1,200)],fp16,"), Some("fp16"));
-        assert_eq!(dtype_of("na=na,"), None);
-        assert_eq!(dtype_of("T=(2,),int64,"), None);
-        assert_eq!(dtype_of("x,fp8e4m3,"), Some("fp8e4m3"));
-    }
-}

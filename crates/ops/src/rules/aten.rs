@@ -11,7 +11,7 @@ use super::{Fail, Res, bytes, ensure, esize, est, int, numel, prod, sum, tensor,
 use crate::call::{Direction, OpCall};
 use crate::estimate::{Mode, Outcome, Tc};
 use crate::num::Num;
-use crate::params::{Params, Tuple};
+use crate::params::{ParamText, Params, Tuple};
 use crate::table::AttnLayout;
 use crate::tc::{self, contains_any};
 
@@ -74,7 +74,7 @@ impl ConvDims<'_> {
         numel(&self.out)
     }
 
-    fn params(&self, dtype: &str) -> String {
+    fn params(&self, dtype: &str) -> ParamText {
         match (self.x, self.w, self.out.as_slice()) {
             ([n, c, h, w], [k, _, r, s], [_, _, p, q]) => Params::new()
                 .kv("N", n)
@@ -429,7 +429,12 @@ pub(super) fn foreach<'a>(c: &OpCall<'a>, mode: Mode, k: u8, lists: u8) -> Res {
     let t = tensors(c, mode)?;
     let shapes: Vec<&[i64]> = t.iter().map(|(s, _)| *s).collect();
     let Some(&(_, dtype)) = t.first() else {
-        return Ok(est("P=0,".to_owned(), int(0), int(0), Tc::NotApplicable));
+        return Ok(est(
+            ParamText::untyped("P=0,"),
+            int(0),
+            int(0),
+            Tc::NotApplicable,
+        ));
     };
     let p = list_period(&shapes, usize::from(lists).max(1)).unwrap_or(shapes.len());
     let mut first = 0i128;
@@ -562,7 +567,7 @@ mod tests {
         let e = crate::rules::run(Some(&spec.spec), &call, Mode::Fixed);
         Out {
             op: op.to_owned(),
-            params: e.params,
+            params: e.params.into_string(),
             tc: e.tc,
             flops: e.flops,
             bytes: e.bytes,

@@ -6,7 +6,7 @@ use crate::call::{Direction, OpCall};
 use crate::estimate::{Mode, Tc};
 use crate::marker::Arg;
 use crate::num::Num;
-use crate::params::{Params, Tuple};
+use crate::params::{ParamText, Params, Tuple};
 use crate::tc::{self, APEX_GEMM, APEX_LINEAR, contains_any};
 
 /// Tensor cores of a GEMM-class kernel: apex's substrings, or the default
@@ -409,7 +409,7 @@ pub(super) fn linear<'a>(c: &OpCall<'a>, mode: Mode) -> Res {
             ]),
         }
     };
-    let gemm_params = || -> String {
+    let gemm_params = || -> ParamText {
         let p = Params::new();
         let p = if fprop {
             p.kv("M", m).kv("N", &n_txt).kv("K", k)

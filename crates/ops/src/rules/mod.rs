@@ -17,7 +17,7 @@ use crate::dtype::Dtype;
 use crate::estimate::{Estimate, Mode, Outcome, Tc};
 use crate::marker::Arg;
 use crate::num::Num;
-use crate::params::Params;
+use crate::params::{ParamText, Params};
 use crate::table::{OpSpec, Rule};
 
 /// Why a rule cannot produce numbers (apex.pyprof would have raised).
@@ -122,7 +122,7 @@ pub(crate) fn run<'a>(spec: Option<&'static OpSpec>, c: &OpCall<'a>, mode: Mode)
             Mode::Apex => Estimate::apex_abort(why),
             Mode::Fixed => Estimate {
                 op: None,
-                params: foo_params(c).unwrap_or_else(|| "na=na,".to_owned()),
+                params: foo_params(c).unwrap_or_else(|| ParamText::untyped("na=na,")),
                 flops: None,
                 bytes: None,
                 tc: Tc::NotApplicable,
@@ -146,7 +146,7 @@ fn unknown_reason(c: &OpCall<'_>) -> Cow<'static, str> {
 
 /// PyProf's `Foo` params: `T=[shapes],[dtypes]` over every tensor record
 /// (a Python list of dtype strings, no trailing comma: B21).
-pub(crate) fn foo_params(c: &OpCall<'_>) -> Option<String> {
+pub(crate) fn foo_params(c: &OpCall<'_>) -> Option<ParamText> {
     let mut shapes: Vec<&[i64]> = Vec::new();
     let mut types = String::from("[");
     for a in c.args.iter().filter(|a| a.ty == "tensor") {
@@ -280,7 +280,7 @@ pub(crate) fn py_num(v: Option<&rprof_model::pylit::Value>) -> Option<Num> {
 }
 
 /// A modelled estimate.
-pub(crate) fn est(params: String, flops: Option<Num>, bytes: Option<Num>, tc: Tc) -> Estimate {
+pub(crate) fn est(params: ParamText, flops: Option<Num>, bytes: Option<Num>, tc: Tc) -> Estimate {
     Estimate {
         op: None,
         params,

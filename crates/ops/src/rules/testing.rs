@@ -69,7 +69,7 @@ fn run(m: &Marker, dir: &str, sub: i64, kernel: &str, mode: Mode) -> Out {
     let e = super::run(spec, &call, mode);
     Out {
         op: e.op.unwrap_or(&m.op).to_owned(),
-        params: e.params,
+        params: e.params.into_string(),
         tc: e.tc,
         flops: e.flops,
         bytes: e.bytes,
@@ -110,7 +110,7 @@ pub(crate) fn with_grid(
     let e = super::run(spec, &call, mode);
     Out {
         op: e.op.unwrap_or(&m.op).to_owned(),
-        params: e.params,
+        params: e.params.into_string(),
         tc: e.tc,
         flops: e.flops,
         bytes: e.bytes,

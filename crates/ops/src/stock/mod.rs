@@ -46,6 +46,7 @@ use crate::call::{Direction, Kernel, OpCall};
 use crate::dtype::Dtype;
 use crate::estimate::{Estimate, Mode, Outcome, Tc};
 use crate::num::Num;
+use crate::params::ParamText;
 use crate::rules;
 use crate::table::{Kernels, Rule, StockSpec, lookup_stock};
 use crate::tc;
@@ -674,7 +675,10 @@ fn no_sizes(rec: &Record<'_>, st: &StockRef, dtype: Option<Dtype>) -> Estimate {
     };
     Estimate {
         op: None,
-        params: format!("sizes=na,{},", dtype.map_or(args::UNKNOWN, Dtype::name)),
+        params: {
+            let name = dtype.map_or(args::UNKNOWN, Dtype::name);
+            ParamText::with_type(format!("sizes=na,{name},"), name)
+        },
         flops: None,
         bytes: None,
         tc,

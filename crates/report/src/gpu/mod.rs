@@ -19,9 +19,9 @@ use rprof_gpu::{Device, Devices};
 use rprof_gpu::{GpuSpec, MathClass};
 use rprof_model::DeviceInfo;
 use rprof_model::Record;
-use rprof_ops::{KernelEstimate, Tc};
+use rprof_ops::{Dtype, KernelEstimate, Tc};
 
-use crate::model::{dtype_of, known_bytes, known_flops};
+use crate::model::{known_bytes, known_flops};
 use crate::text;
 
 mod render;
@@ -388,7 +388,7 @@ impl GpuReport {
                         rprof_ops::uses_tensor_cores(&rec.short_name, &rec.long_name)
                     }
                 };
-                let class = MathClass::classify(dtype_of(&est.estimate.params), tc);
+                let class = MathClass::classify(est.estimate.params.dtype().map(Dtype::name), tc);
                 let key = (di, label, class);
                 let ri = match self.roof_index.get(&key) {
                     Some(&i) => i,

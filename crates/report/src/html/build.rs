@@ -8,10 +8,10 @@ use rprof_gpu::MathClass;
 use rprof_model::Intervals;
 use rprof_model::Record;
 use rprof_model::{MemKind, Trace};
-use rprof_ops::KernelEstimate;
+use rprof_ops::{Dtype, KernelEstimate};
 
 use super::{Bar, Chart, Page, Recommendation, RoofPoint, Section, Series, Table};
-use crate::model::{dtype_of, known_bytes, known_flops};
+use crate::model::{known_bytes, known_flops};
 use crate::summary::{Key, Summarizer, SummaryReport};
 
 /// Most buckets of the utilization chart (a bounded page for any span).
@@ -84,7 +84,7 @@ impl PageBuilder {
                 && dur > 0
                 && (f > 0 || b > 0)
             {
-                let class = MathClass::classify(dtype_of(&e.estimate.params), tc);
+                let class = MathClass::classify(e.estimate.params.dtype().map(Dtype::name), tc);
                 let label = if e.op.is_empty() {
                     crate::summary::NONE.to_owned()
                 } else {
