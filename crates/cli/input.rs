@@ -300,6 +300,10 @@ pub enum Ranges {
 }
 
 /// [`for_each_chunk`], reading a profile's ranges or not.
+///
+/// A profile's records are built on a second thread while `each` runs on
+/// this one: call it from a thread of its own, not from a rayon task
+/// (see `build::build_overlapped`).
 pub fn for_each_chunk_reading(
     input: &Input,
     opts: Options,
@@ -325,14 +329,17 @@ pub fn for_each_chunk_reading(
                 "building records",
                 false,
             );
-            let stats = build::build(
+            // the next chunk's records are built on a second thread while
+            // `each` consumes the chunk before (as `parse` writes them)
+            let stats = build::build_overlapped(
                 &trace,
                 &enclosing,
                 BuildOptions {
                     compat: opts.compat,
                     ..BuildOptions::default()
                 },
-                |records| {
+                |_| (),
+                |records, ()| {
                     each(records, &info)?;
                     phase.inc(records.len() as u64);
                     anyhow::Ok(())

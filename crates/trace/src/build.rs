@@ -174,6 +174,11 @@ pub fn build<E: From<Error>>(
 /// most five chunks are alive at once (one being built, one prepared, one
 /// emitted, two waiting between the stages).
 /// The output is the same as [`build`]'s: every chunk, in order.
+///
+/// Call it from a thread of its own, never from a rayon task: its stages
+/// wait on each other through channels, and the builder's parallel work
+/// needs the pool's workers free (two rayon tasks each waiting here hold
+/// both workers of a two-core pool: a deadlock).
 pub fn build_overlapped<T: Send, E: From<Error>>(
     trace: &Trace,
     enclosing: &Enclosing,
