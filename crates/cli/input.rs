@@ -300,16 +300,42 @@ pub enum Ranges {
 }
 
 /// [`for_each_chunk`], reading a profile's ranges or not.
-///
-/// A profile's records are built on a second thread while `each` runs on
-/// this one: call it from a thread of its own, not from a rayon task
-/// (see `build::build_overlapped`).
 pub fn for_each_chunk_reading(
     input: &Input,
     opts: Options,
     ranges: Ranges,
     mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
+    for_each_chunk_prepared(
+        input,
+        opts,
+        ranges,
+        |_| (),
+        |recs, (), info| each(recs, info),
+    )
+}
+
+/// [`for_each_chunk_reading`] with a first stage: `prepare` runs on each
+/// chunk in order (so it may keep state from chunk to chunk, as the op
+/// models' backward lookup does), and `each` gets the chunk with what
+/// `prepare` returned for it.
+///
+/// On a profile this is a pipeline of three threads: one builds a chunk's
+/// records, a second prepares them, and this one runs `each` on the chunk
+/// before. Call it from a thread of its own, not from a rayon task (see
+/// `build::build_overlapped`). Record files are read, prepared and
+/// consumed a chunk at a time on this thread.
+pub fn for_each_chunk_prepared<T: Send>(
+    input: &Input,
+    opts: Options,
+    ranges: Ranges,
+    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
+    mut each: impl FnMut(&[Record<'_>], T, &Info) -> anyhow::Result<()>,
+) -> anyhow::Result<Info> {
+    let inline = |recs: &[Record<'_>], info: &Info| {
+        let prepared = prepare(recs);
+        each(recs, prepared, info)
+    };
     match input {
         Input::Profile(path) => {
             let (mut trace, enclosing) = load_with(path, opts, ranges, true)?;
@@ -329,8 +355,6 @@ pub fn for_each_chunk_reading(
                 "building records",
                 false,
             );
-            // the next chunk's records are built on a second thread while
-            // `each` consumes the chunk before (as `parse` writes them)
             let stats = build::build_overlapped(
                 &trace,
                 &enclosing,
@@ -338,9 +362,9 @@ pub fn for_each_chunk_reading(
                     compat: opts.compat,
                     ..BuildOptions::default()
                 },
-                |_| (),
-                |records, ()| {
-                    each(records, &info)?;
+                prepare,
+                |records, prepared| {
+                    each(records, prepared, &info)?;
                     phase.inc(records.len() as u64);
                     anyhow::Ok(())
                 },
@@ -352,7 +376,7 @@ pub fn for_each_chunk_reading(
             }
             Ok(info)
         }
-        Input::Records(Some(p)) if is_parquet(p) => parquet_records(p, opts, each),
+        Input::Records(Some(p)) if is_parquet(p) => parquet_records(p, opts, inline),
         Input::Records(path) => {
             let (input, name): (Box<dyn Read>, String) = match path {
                 Some(p) => {
@@ -362,14 +386,14 @@ pub fn for_each_chunk_reading(
                 }
                 None => (Box::new(io::stdin()), "<stdin>".to_owned()),
             };
-            records(input, name, path.as_deref(), opts, each)
+            records(input, name, path.as_deref(), opts, inline)
         }
         Input::Stream(p, stream) => {
             let taken = stream.lock().ok().and_then(|mut s| s.take());
             let Some(r) = taken else {
                 anyhow::bail!("{}: the stream was already read", p.display());
             };
-            records(r, p.display().to_string(), None, opts, each)
+            records(r, p.display().to_string(), None, opts, inline)
         }
     }
 }

@@ -216,19 +216,34 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
         streams: false,
     };
-    let info = input::for_each_chunk_reading(&source, read, ranges, |recs, info| {
-        let r = report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));
-        r.learn_devices(&info.devices);
-        if ranges == input::Ranges::Skip {
-            let est: Vec<_> = recs.iter().map(model::unmodelled).collect();
+    // on a profile, a pipeline: records built, the backward lookup run on
+    // them (in order), and the models and sums of the chunk before made here
+    let skip = ranges == input::Ranges::Skip;
+    let info = input::for_each_chunk_prepared(
+        &source,
+        read,
+        ranges,
+        |recs| {
+            if skip {
+                Vec::new()
+            } else {
+                models.resolve(recs)
+            }
+        },
+        |recs, resolved, info| {
+            let r =
+                report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));
+            r.learn_devices(&info.devices);
+            if skip {
+                let est: Vec<_> = recs.iter().map(model::unmodelled).collect();
+                r.add_chunk(recs, &est);
+                return Ok(());
+            }
+            let est = model::estimate(recs, &resolved);
             r.add_chunk(recs, &est);
-            return Ok(());
-        }
-        let resolved = models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
-        r.add_chunk(recs, &est);
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     let report = report.unwrap_or_else(|| GpuReport::new(info.devices, opts));
     let Some(data) = args.format.data() else {
         args.style.apply();

@@ -141,43 +141,52 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
         streams: args.output.is_none(),
     };
-    let result = input::for_each_chunk(&source, opts, |recs, _| {
-        let items: Vec<(u64, &Record<'_>, Resolved)> = recs
-            .iter()
-            .zip(models.resolve(recs))
-            .map(|(rec, res)| {
-                idx += 1;
-                (idx, rec, res)
-            })
-            .collect();
-        // the models and the row text are independent per record: both run
-        // in parallel, in parts that are written in order
-        let parts: Vec<io::Result<(Vec<u8>, Vec<KernelEstimate<'_>>)>> = items
-            .par_chunks(256)
-            .map(|part| {
-                let mut p = printer(part.len() * 128).map_err(io::Error::other)?;
-                let mut estimates = Vec::with_capacity(part.len());
-                for (i, rec, res) in part {
-                    let k = estimate_kernel(rec, res, mode);
-                    p.write_row(&Row::new(*i, rec, &k, args.compat))?;
-                    estimates.push(k);
+    // on a profile, a pipeline: records built, PyProf's backward lookup
+    // run on them (in order), and the models and rows of the chunk before
+    // made here
+    let result = input::for_each_chunk_prepared(
+        &source,
+        opts,
+        input::Ranges::Read,
+        |recs| models.resolve(recs),
+        |recs, resolved, _| {
+            let items: Vec<(u64, &Record<'_>, Resolved)> = recs
+                .iter()
+                .zip(resolved)
+                .map(|(rec, res)| {
+                    idx += 1;
+                    (idx, rec, res)
+                })
+                .collect();
+            // the models and the row text are independent per record: both run
+            // in parallel, in parts that are written in order
+            let parts: Vec<io::Result<(Vec<u8>, Vec<KernelEstimate<'_>>)>> = items
+                .par_chunks(256)
+                .map(|part| {
+                    let mut p = printer(part.len() * 128).map_err(io::Error::other)?;
+                    let mut estimates = Vec::with_capacity(part.len());
+                    for (i, rec, res) in part {
+                        let k = estimate_kernel(rec, res, mode);
+                        p.write_row(&Row::new(*i, rec, &k, args.compat))?;
+                        estimates.push(k);
+                    }
+                    Ok((p.into_inner()?, estimates))
+                })
+                .collect();
+            for (part, (items, _)) in parts.into_iter().zip(items.chunks(256).map(|c| (c, ()))) {
+                let (bytes, estimates) = part?;
+                for ((i, _, _), k) in items.iter().zip(&estimates) {
+                    summary.add(*i, &k.estimate.outcome, k.op);
                 }
-                Ok((p.into_inner()?, estimates))
-            })
-            .collect();
-        for (part, (items, _)) in parts.into_iter().zip(items.chunks(256).map(|c| (c, ()))) {
-            let (bytes, estimates) = part?;
-            for ((i, _, _), k) in items.iter().zip(&estimates) {
-                summary.add(*i, &k.estimate.outcome, k.op);
+                out.write_all(&bytes)?;
             }
-            out.write_all(&bytes)?;
-        }
-        if !flushed {
-            out.flush()?;
-            flushed = true;
-        }
-        Ok(())
-    });
+            if !flushed {
+                out.flush()?;
+                flushed = true;
+            }
+            Ok(())
+        },
+    );
     out.flush()?;
     result?;
     out.finish()?;

@@ -205,20 +205,34 @@ fn summarize_records(source: &Input, args: &SummaryArgs) -> anyhow::Result<Summa
     } else {
         input::Ranges::Read
     };
-    let info = input::for_each_chunk_reading(source, opts, ranges, |recs, _| {
-        if args.no_models {
-            for r in recs {
-                sum.add(r, &model::unmodelled(r));
+    // on a profile, a pipeline: records built, the backward lookup run on
+    // them (in order), and the models and sums of the chunk before made here
+    let no_models = args.no_models;
+    let info = input::for_each_chunk_prepared(
+        source,
+        opts,
+        ranges,
+        |recs| {
+            if no_models {
+                Vec::new()
+            } else {
+                models.resolve(recs)
             }
-            return Ok(());
-        }
-        let resolved = models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
-        for (r, e) in recs.iter().zip(&est) {
-            sum.add(r, e);
-        }
-        Ok(())
-    })?;
+        },
+        |recs, resolved, _| {
+            if no_models {
+                for r in recs {
+                    sum.add(r, &model::unmodelled(r));
+                }
+                return Ok(());
+            }
+            let est = model::estimate(recs, &resolved);
+            for (r, e) in recs.iter().zip(&est) {
+                sum.add(r, e);
+            }
+            Ok(())
+        },
+    )?;
     let mut report = sum.finish(args.top);
     if let Some(m) = &info.memops {
         report.gpu_time = Some(summary::gpu_time(report.total_ns, m));
