@@ -223,13 +223,7 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         &source,
         read,
         ranges,
-        |recs| {
-            if skip {
-                Vec::new()
-            } else {
-                models.resolve(recs)
-            }
-        },
+        |recs| models.resolve_if(!skip, recs),
         |recs, resolved, info| {
             let r =
                 report.get_or_insert_with(|| GpuReport::new(info.devices.clone(), opts.clone()));

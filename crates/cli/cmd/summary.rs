@@ -212,13 +212,7 @@ fn summarize_records(source: &Input, args: &SummaryArgs) -> anyhow::Result<Summa
         source,
         opts,
         ranges,
-        |recs| {
-            if no_models {
-                Vec::new()
-            } else {
-                models.resolve(recs)
-            }
-        },
+        |recs| models.resolve_if(!no_models, recs),
         |recs, resolved, _| {
             if no_models {
                 for r in recs {

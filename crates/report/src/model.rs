@@ -44,6 +44,12 @@ impl Models {
         }
     }
 
+    /// [`Models::resolve`] when `on`, else nothing (a report run without
+    /// the models).
+    pub fn resolve_if(&mut self, on: bool, recs: &[Record<'_>]) -> Vec<Resolved> {
+        if on { self.resolve(recs) } else { Vec::new() }
+    }
+
     /// Decode the first marker of each record and run the backward lookup;
     /// call with the chunks in input order.
     pub fn resolve(&mut self, recs: &[Record<'_>]) -> Vec<Resolved> {
