@@ -81,16 +81,17 @@ impl PartialEq<&str> for ParamText {
 /// The floating-point type a params type entry names (as [`Dtype::name`]
 /// prints it), if it names one.
 pub(crate) fn math_dtype(name: &str) -> Option<Dtype> {
-    match name {
-        "fp64" => Some(Dtype::F64),
-        "fp32" => Some(Dtype::F32),
-        "fp16" => Some(Dtype::F16),
-        "bf16" => Some(Dtype::Bf16),
-        "fp8e4m3" => Some(Dtype::F8E4M3),
-        "fp8e5m2" => Some(Dtype::F8E5M2),
-        "fp8e8m0" => Some(Dtype::F8E8M0),
-        _ => None,
-    }
+    [
+        Dtype::F64,
+        Dtype::F32,
+        Dtype::F16,
+        Dtype::Bf16,
+        Dtype::F8E4M3,
+        Dtype::F8E5M2,
+        Dtype::F8E8M0,
+    ]
+    .into_iter()
+    .find(|d| d.name() == name)
 }
 
 /// Builds one params string.

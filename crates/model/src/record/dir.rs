@@ -67,10 +67,10 @@ impl<'a> Dir<'a> {
     /// From a record's text: `fprop` and `bprop` become their variants,
     /// anything else is kept.
     pub fn from_text(text: Cow<'a, str>) -> Dir<'a> {
-        match text.as_ref() {
-            "fprop" => Dir::Fprop,
-            "bprop" => Dir::Bprop,
-            _ => Dir::Other(text),
+        match Direction::parse(&text) {
+            Direction::Fprop => Dir::Fprop,
+            Direction::Bprop => Dir::Bprop,
+            Direction::Other => Dir::Other(text),
         }
     }
 
