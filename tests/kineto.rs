@@ -274,3 +274,63 @@ fn prof_takes_kineto_traces() {
     assert_eq!(text.lines().count(), 5, "{text}");
     assert!(text.contains("ampere_fp16_s16816gemm_fp16_128x64_ldg8_f2f_stages_64x3_tn 30999"));
 }
+
+/// A user annotation whose name looks like a stock marker's fields, and an
+/// operator with shapes. Synthetic.
+const LOOKALIKE: &str = r#"{"schemaVersion": 1,
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "LinearBackward0, seq = 3", "pid": 10, "tid": 11, "ts": 100, "dur": 50,
+   "args": {"External id": 9}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 11, "ts": 101, "dur": 40,
+   "args": {"External id": 10, "Sequence number": 4, "Input Dims": [[64, 128], [128, 256]], "Input type": ["float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 110, "dur": 5,
+   "args": {"External id": 10, "cbid": 211, "correlation": 77}},
+  {"ph": "X", "cat": "kernel", "name": "sgemm_kernel", "pid": 0, "tid": 7, "ts": 120, "dur": 30,
+   "args": {"External id": 10, "device": 0, "stream": 7, "correlation": 77, "grid": [8, 1, 1], "block": [128, 1, 1]}},
+  {"ph": "X", "cat": "user_annotation", "name": "mark, seq = 8", "pid": 10, "tid": 11, "ts": 200, "dur": 50,
+   "args": {"External id": 11}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 210, "dur": 5,
+   "args": {"External id": 11, "cbid": 211, "correlation": 78}},
+  {"ph": "X", "cat": "kernel", "name": "other_kernel", "pid": 0, "tid": 7, "ts": 220, "dur": 10,
+   "args": {"External id": 11, "device": 0, "stream": 7, "correlation": 78, "grid": [1, 1, 1], "block": [32, 1, 1]}}
+ ]}"#;
+
+/// The profiler's operator fields reach the classification and the op
+/// models as they are, not printed as marker text and parsed back: an
+/// annotation named `LinearBackward0, seq = 3` is not a backward node (it
+/// has no sequence number), and `mark, seq = 8` keeps its whole name. Read
+/// back from the text, both would lose their `, seq = N` to the grammar.
+#[test]
+fn operator_fields_are_not_parsed_back_from_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "t.json", LOOKALIKE, false);
+    let (recs, _) = records(&p);
+    assert_eq!(recs.len(), 2);
+    // the sgemm runs inside aten::mm inside the annotation: forward
+    assert_eq!(recs[0]["dir"], "fprop");
+    assert_eq!(recs[1]["dir"], "fprop");
+    assert_eq!(recs[1]["op"], serde_json::json!(["mark, seq = 8"]));
+
+    // prof: aten::mm [64,128] x [128,256] is 2*64*128*256 FLOPs, by hand
+    let out = run(rprof()
+        .args(["prof", "-q", "-c", "idx,dir,op,flops"])
+        .arg(&p));
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows[0], format!("1 fprop mm {}", 2 * 64 * 128 * 256));
+
+    // summary by range: one group per annotation's whole name
+    let out = run(rprof()
+        .args(["summary", "-q", "--by", "nvtx", "--json"])
+        .arg(&p));
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["aten::mm", "mark, seq = 8"]);
+}

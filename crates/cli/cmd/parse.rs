@@ -105,6 +105,7 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         BuildOptions {
             compat: args.compat,
             stack: args.stack.form(args.stack_bytes),
+            stack_names: false,
         },
         |_| (),
         |records, ()| {
@@ -181,6 +182,7 @@ fn parquet(
         BuildOptions {
             compat: args.compat,
             stack: args.stack.form(args.stack_bytes),
+            stack_names: false,
         },
         |records| {
             table

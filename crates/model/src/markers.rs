@@ -160,7 +160,13 @@ pub struct Prepared<'a> {
 
 /// Prepare one marker text for [`classify_prepared`].
 pub fn prepare(t: &str, compat: bool) -> Prepared<'_> {
-    let head = stock::parse_head(t);
+    prepare_with(t, compat, None)
+}
+
+/// [`prepare`], with the marker's head given when it is known without its
+/// text (a PyTorch-profiler operator's own name, sequence number and id).
+pub fn prepare_with<'a>(t: &'a str, compat: bool, head: Option<stock::Head<'a>>) -> Prepared<'a> {
+    let head = head.unwrap_or_else(|| stock::parse_head(t));
     let parsed = if compat { None } else { parse_dict(t) };
     let bad_dict = !compat && parsed.is_none() && t.starts_with('{');
     let class = if compat {
@@ -240,7 +246,7 @@ pub fn classify_prepared<'a>(
     let mut out = Classified::default();
     let mut traces: Vec<&Prepared<'a>> = Vec::new();
     let mut seqs: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
-    let mut others: Vec<&'a str> = Vec::new();
+    let mut others: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
     let mut backward = false;
     for (&t, &p) in texts.iter().zip(prepared) {
         if t.contains("CheckpointFunctionBackward") {
@@ -292,7 +298,7 @@ pub fn classify_prepared<'a>(
                 out.repr.push(Cow::Borrowed(t));
             }
             Class::Seq => seqs.push((t, head)),
-            Class::Other => others.push(t),
+            Class::Other => others.push((t, head)),
             Class::NonOp => {}
         }
     }
@@ -400,13 +406,10 @@ pub fn classify_prepared<'a>(
     if out.op.is_empty() {
         // [B12]: PyProf takes the first element of a hash set (random order);
         // rprof takes the innermost "other" marker in both modes.
-        if let Some(o) = others.last() {
+        if let Some(&(o, head)) = others.last() {
             // the fixed mode names the op, not the whole marker text
-            out.op.push(Cow::Borrowed(if compat {
-                o
-            } else {
-                stock::parse_head(o).name
-            }));
+            out.op
+                .push(Cow::Borrowed(if compat { o } else { head.name }));
         }
         out.mod_.push(Cow::Borrowed("na"));
     }

@@ -73,10 +73,16 @@ fn floor_boundary(s: &str, n: usize) -> usize {
 }
 
 impl StackForm {
+    /// True when [`StackForm::shape`] keeps the stack as it is (every
+    /// entry, in order, none clipped).
+    pub fn keeps_all(&self) -> bool {
+        self.mode == StackMode::Full && self.max_bytes == 0
+    }
+
     /// Shape a full stack (outermost first; `domains` empty or one per
     /// entry) into its written form.
     pub fn shape<'a>(&self, stack: Vec<Cow<'a, str>>, domains: Vec<Cow<'a, str>>) -> Shaped<'a> {
-        if self.mode == StackMode::Full && self.max_bytes == 0 {
+        if self.keeps_all() {
             return Shaped {
                 stack,
                 domains,

@@ -46,6 +46,51 @@ impl StockMarker<'_> {
     }
 }
 
+impl<'a> StockMarker<'a> {
+    /// Its name, sequence number and op id.
+    pub fn head(&self) -> Head<'a> {
+        Head {
+            name: self.name,
+            seq: self.seq,
+            op_id: self.op_id,
+        }
+    }
+}
+
+/// [`parse_head`] of a marker whose name is known to be its first
+/// `name_len` bytes: the text rprof printed for a PyTorch-profiler operator
+/// (its name as the profiler gave it, then rprof's own fields). The name
+/// is taken whole, never read for fields, so an operator or annotation
+/// named `x, seq = 5` keeps its name and has no sequence number. A length
+/// that does not fit the text falls back to [`parse_head`].
+pub fn parse_head_split(text: &str, name_len: usize) -> Head<'_> {
+    match split_name(text, name_len) {
+        Some((name, fields)) => Head {
+            name,
+            ..parse_head(fields)
+        },
+        None => parse_head(text),
+    }
+}
+
+/// [`parse`] of a marker whose name is its first `name_len` bytes (see
+/// [`parse_head_split`]).
+pub fn parse_split(text: &str, name_len: usize) -> StockMarker<'_> {
+    match split_name(text, name_len) {
+        Some((name, fields)) => StockMarker {
+            name,
+            ..parse(fields)
+        },
+        None => parse(text),
+    }
+}
+
+/// The name and the fields after it.
+fn split_name(text: &str, name_len: usize) -> Option<(&str, &str)> {
+    text.is_char_boundary(name_len)
+        .then(|| text.split_at(name_len))
+}
+
 /// True when `name` names a backward node (`Backward` + optional digits at
 /// the end, or `_backward`).
 pub fn is_backward_name(name: &str) -> bool {
@@ -414,6 +459,29 @@ mod tests {
             let head = parse_head(&t);
             proptest::prop_assert_eq!((full.name, full.seq, full.op_id), (head.name, head.seq, head.op_id));
             proptest::prop_assert_eq!(full.sizes, sizes);
+        }
+
+        /// An operator's text as the Kineto reader prints it, read with
+        /// its name's length: the name comes back whole whatever it holds
+        /// (`, seq = 5`, brackets, commas), and the fields come back as
+        /// given.
+        #[test]
+        fn split_reads_any_name_and_the_fields(
+            name in "(\\PC|, seq = 5|, op_id = 2|, sizes = \\[\\[1\\]\\]){0,6}",
+            seq in proptest::option::of(-5i64..100),
+            op in proptest::option::of(0i64..100),
+            sizes in proptest::option::of(proptest::collection::vec(proptest::collection::vec(0i64..9, 0..3), 0..3)),
+            dtypes in proptest::option::of(proptest::collection::vec("[a-zA-Z:0-9 ]{0,8}", 0..3)),
+        ) {
+            let text = format_marker(&name, seq, op, sizes.as_deref(), dtypes.as_deref());
+            let m = parse_split(&text, name.len());
+            proptest::prop_assert_eq!(m.name, name.as_str());
+            proptest::prop_assert_eq!((m.seq, m.op_id), (seq, op));
+            proptest::prop_assert_eq!(&m.sizes, &sizes);
+            let want: Option<Vec<&str>> = dtypes.as_ref().map(|d| d.iter().map(String::as_str).collect());
+            proptest::prop_assert_eq!(&m.dtypes, &want);
+            proptest::prop_assert!(!m.malformed);
+            proptest::prop_assert_eq!(parse_head_split(&text, name.len()), m.head());
         }
     }
 }

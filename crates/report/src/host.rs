@@ -77,7 +77,12 @@ pub fn op_name(trace: &Trace, op: OpRef) -> &str {
 /// markers append (`, seq = N`, `, op_id = M`, `, sizes = …`), so that
 /// every call of one operator shares a name.
 pub fn range_op_name<'t>(trace: &'t Trace, r: &Range) -> &'t str {
-    rprof_model::stock::parse_head(trace.range_name(r)).name
+    match trace.range_meta.get(&r.text).and_then(|m| m.name) {
+        // the operator's own name, kept as the profiler gave it (a user
+        // annotation may well contain `, seq = `)
+        Some(n) => trace.strings.get(n),
+        None => rprof_model::stock::parse_head(trace.strings.get(r.text)).name,
+    }
 }
 
 /// The ranges of each thread, sorted by start (then end descending, so an

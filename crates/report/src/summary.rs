@@ -331,14 +331,11 @@ impl Summarizer {
                     Key::Op => est.op,
                     // one group per range or op name, not per call: stock
                     // PyTorch's fields (seq, op_id, sizes) differ per call
-                    Key::Nvtx => rec
-                        .stack
-                        .last()
-                        .map_or("", |s| rprof_model::stock::parse_head(s).name),
+                    Key::Nvtx => innermost_name(rec),
                     Key::OpShape => {
                         scratch.clear();
-                        if let Some(s) = rec.stack.last() {
-                            op_shape(s, &mut scratch);
+                        if let Some(m) = innermost_marker(rec) {
+                            push_op_shape(m.name, m.sizes.as_ref(), &mut scratch);
                         }
                         &scratch
                     }
@@ -477,13 +474,43 @@ impl Summarizer {
     }
 }
 
+/// The stock-marker name of the innermost stack entry (`""` for none):
+/// taken whole when the record carries its length (a PyTorch-profiler
+/// operator), else read from the text without its fields.
+fn innermost_name<'r>(rec: &'r Record<'_>) -> &'r str {
+    let Some(text) = rec.stack.last() else {
+        return "";
+    };
+    match innermost_name_len(rec) {
+        Some(n) => rprof_model::stock::parse_head_split(text, n).name,
+        None => rprof_model::stock::parse_head(text).name,
+    }
+}
+
+/// The length of the innermost stack entry's name, when the record
+/// carries the lengths.
+fn innermost_name_len(rec: &Record<'_>) -> Option<usize> {
+    (rec.stack_names.len() == rec.stack.len())
+        .then(|| rec.stack_names.last().map(|&n| n as usize))
+        .flatten()
+}
+
+/// The stock marker of the innermost stack entry, its name taken whole
+/// when the record carries its length (a PyTorch-profiler operator).
+fn innermost_marker<'r>(rec: &'r Record<'_>) -> Option<rprof_model::stock::StockMarker<'r>> {
+    let text = rec.stack.last()?;
+    Some(match innermost_name_len(rec) {
+        Some(n) => rprof_model::stock::parse_split(text, n),
+        None => rprof_model::stock::parse(text),
+    })
+}
+
 /// `NAME [[d, …], …]`: the stock marker's name and input shapes, or the
 /// name alone when the marker has no readable `sizes` field.
-fn op_shape(text: &str, out: &mut String) {
+fn push_op_shape(name: &str, sizes: Option<&Vec<Vec<i64>>>, out: &mut String) {
     use std::fmt::Write as _;
-    let m = rprof_model::stock::parse(text);
-    out.push_str(m.name);
-    if let Some(sizes) = m.sizes {
+    out.push_str(name);
+    if let Some(sizes) = sizes {
         let _ = write!(out, " {sizes:?}");
     }
 }

@@ -15,6 +15,7 @@ use crate::demangle;
 use crate::error::Error;
 use crate::markers::{self, Classified};
 use crate::model::StrRef;
+use crate::model::stock;
 use crate::model::{Dir, Record};
 use crate::model::{Kernel, Source, Trace};
 use crate::sequence::SeqState;
@@ -34,6 +35,13 @@ pub struct BuildOptions {
     /// How much of the enclosing ranges each record carries (default: all,
     /// as the commands reading a profile directly need).
     pub stack: crate::model::StackForm,
+    /// Give each record the length of each `stack` entry's name when the
+    /// entries are PyTorch-profiler operators (`Record::stack_names`), for
+    /// the commands that run the op models: they then take the names whole
+    /// and read only rprof's own fields from the text. Off for `parse`,
+    /// which writes the text only; ignored under `compat` (apex.pyprof's
+    /// models read no stack) and when `stack` does not keep every entry.
+    pub stack_names: bool,
 }
 
 /// What happened, for the stderr summary.
@@ -239,6 +247,18 @@ fn build_with<T: Send, E: From<Error>>(
         });
     }
 
+    let stack_names =
+        opts.stack_names && !compat && opts.stack.keeps_all() && !trace.range_meta.is_empty();
+    // the length of the name a PyTorch-profiler operator's text starts with
+    let name_len = |t: StrRef| -> Option<u32> {
+        if trace.range_meta.is_empty() {
+            return None;
+        }
+        let name = trace.strings.get(trace.range_meta.get(&t)?.name?);
+        let len = u32::try_from(name.len()).ok()?;
+        trace.strings.get(t).starts_with(name).then_some(len)
+    };
+
     let mut high_water: HashMap<u64, i64> = HashMap::default();
     let mut seq = SeqState::default();
     // chunks of at most CHUNK kernels and about STACK_BUDGET enclosing
@@ -263,7 +283,7 @@ fn build_with<T: Send, E: From<Error>>(
         // Which enclosing ranges each kernel sees. In compat mode PyProf has
         // deleted, per thread, every range that ended before an earlier
         // processed kernel's launch started.
-        let candidates: Vec<Vec<&str>> = chunk
+        let candidates: Vec<Vec<(&str, StrRef)>> = chunk
             .iter()
             .map(|&ki| {
                 let k = &trace.kernels[ki as usize];
@@ -272,18 +292,19 @@ fn build_with<T: Send, E: From<Error>>(
                 };
                 let l = &trace.launches[li as usize];
                 let found = enclosing.of(li);
-                let texts: Vec<&str> = if compat {
+                let text = |r: &crate::model::Range| (trace.strings.get(r.text), r.text);
+                let texts: Vec<(&str, StrRef)> = if compat {
                     let hw = high_water.get(&l.thread).copied().unwrap_or(i64::MIN);
                     found
                         .iter()
                         .map(|&r| &trace.ranges[r as usize])
                         .filter(|r| r.end_ns >= hw)
-                        .map(|r| trace.strings.get(r.text))
+                        .map(text)
                         .collect()
                 } else {
                     found
                         .iter()
-                        .map(|&r| trace.strings.get(trace.ranges[r as usize].text))
+                        .map(|&r| text(&trace.ranges[r as usize]))
                         .collect()
                 };
                 if compat {
@@ -294,31 +315,40 @@ fn build_with<T: Send, E: From<Error>>(
             })
             .collect();
         // Work out each distinct text once: kernels of a chunk share most of
-        // their enclosing ranges (a layer range encloses thousands).
-        let mut slot: HashMap<usize, u32> = HashMap::default();
-        let mut distinct: Vec<&str> = Vec::new();
+        // their enclosing ranges (a layer range encloses thousands). A text
+        // is known by its address and length (an empty text starts where
+        // the next one does).
+        let mut slot: HashMap<(usize, usize), u32> = HashMap::default();
+        let mut distinct: Vec<(&str, StrRef)> = Vec::new();
         for texts in &candidates {
-            for t in texts {
-                slot.entry(t.as_ptr() as usize).or_insert_with(|| {
-                    distinct.push(t);
+            for &(t, r) in texts {
+                slot.entry(text_key(t)).or_insert_with(|| {
+                    distinct.push((t, r));
                     distinct.len() as u32 - 1
                 });
             }
         }
-        let prepared: Vec<markers::Prepared<'_>> = distinct
+        // an operator's name is taken whole, never read for fields
+        let prepared: Vec<(markers::Prepared<'_>, Option<u32>)> = distinct
             .par_iter()
-            .map(|t| markers::prepare(t, compat))
+            .map(|&(t, r)| {
+                let len = name_len(r);
+                let head = len.map(|n| stock::parse_head_split(t, n as usize));
+                (markers::prepare_with(t, compat, head), len)
+            })
             .collect();
         let classified: Vec<Classified<'_>> = candidates
             .par_iter()
-            .map(|texts| {
+            .map(|cands| {
+                let texts: Vec<&str> = cands.iter().map(|c| c.0).collect();
                 let pre: Vec<&markers::Prepared<'_>> = texts
                     .iter()
-                    .map(|t| &prepared[slot[&(t.as_ptr() as usize)] as usize])
+                    .map(|t| &prepared[slot[&text_key(t)] as usize].0)
                     .collect();
-                markers::classify_prepared(texts, &pre, compat)
+                markers::classify_prepared(&texts, &pre, compat)
             })
             .collect();
+
         let mut records = Vec::with_capacity(chunk.len());
         for (&ki, c) in chunk.iter().zip(classified) {
             let k = &trace.kernels[ki as usize];
@@ -335,7 +365,17 @@ fn build_with<T: Send, E: From<Error>>(
                     stats.without_range += 1;
                 }
             }
-            records.push(record(trace, enclosing, k, &names, c, ids, opts));
+            let mut rec = record(trace, enclosing, k, &names, c, ids, opts);
+            if stack_names {
+                // all or nothing: the models read either form per record
+                rec.stack_names = rec
+                    .stack
+                    .iter()
+                    .map(|t| slot.get(&text_key(t)).and_then(|&i| prepared[i as usize].1))
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_default();
+            }
+            records.push(rec);
         }
         stats.records += records.len() as u64;
         records
@@ -395,6 +435,11 @@ fn build_with<T: Send, E: From<Error>>(
             None => Ok(stats),
         }
     })
+}
+
+/// A text's identity in the trace's string pool: its address and length.
+fn text_key(t: &str) -> (usize, usize) {
+    (t.as_ptr() as usize, t.len())
 }
 
 fn record<'t>(
@@ -527,6 +572,7 @@ fn record<'t>(
         cc_major: dev.and_then(|d| d.cc_major),
         cc_minor: dev.and_then(|d| d.cc_minor),
         stack: shaped.stack,
+        stack_names: Vec::new(),
         domains: shaped.domains,
         stack_runs: shaped.runs,
         stack_cut: shaped.cut,

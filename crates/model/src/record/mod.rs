@@ -174,6 +174,15 @@ pub struct Record<'a> {
     /// `reprMarkers` and `trace`.
     #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub stack: Vec<Cow<'a, str>>,
+    /// The byte length of each `stack` entry's name, when the entries are
+    /// PyTorch-profiler operators whose text rprof printed (the name as
+    /// the profiler gave it, then rprof's fields), else `[]`. Set by the
+    /// build for the commands that run the op models on a profile, so that
+    /// they take a name whole whatever it holds (`x, seq = 5`) rather than
+    /// read fields out of it. Not written: a record file holds the text
+    /// alone, and a record read back has `[]`.
+    #[serde(skip)]
+    pub stack_names: Vec<u32>,
     /// NVTX domain name of each `stack` entry (`""` = default domain, `#N`
     /// = domain N whose name the export lacks); omitted when every range is
     /// in the default domain.
@@ -320,6 +329,7 @@ impl Record<'_> {
             cc_major: self.cc_major,
             cc_minor: self.cc_minor,
             stack: own_v(self.stack),
+            stack_names: self.stack_names,
             domains: own_v(self.domains),
             stack_runs: self.stack_runs,
             stack_cut: self.stack_cut,

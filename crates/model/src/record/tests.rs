@@ -112,6 +112,7 @@ proptest::proptest! {
             cc_major: opts[6],
             cc_minor: opts[7],
             stack: lists[7].clone(),
+            stack_names: Vec::new(),
             domains: lists[0].clone(),
             stack_runs: ints[2..4].to_vec(),
             stack_cut: ints[4],

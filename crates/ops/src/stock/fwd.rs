@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rprof_model::FastMap;
+use rprof_model::stock::StockMarker;
 use smallvec::SmallVec;
 
 /// The names a forward marker is known by; shared by every marker with
@@ -37,6 +38,9 @@ pub(crate) struct FwdOp {
     pub(crate) text: Arc<str>,
     /// The marker has `sizes`.
     pub(crate) sized: bool,
+    /// The length of its name, when the record carried it
+    /// (`Record::stack_names`).
+    pub(crate) name_len: Option<usize>,
 }
 
 impl FwdOp {
@@ -53,6 +57,14 @@ impl FwdOp {
     /// The printed op of the forward kernels it enclosed.
     pub(crate) fn op(&self) -> &str {
         &self.names.op
+    }
+
+    /// The marker, its name taken whole when its length is known.
+    pub(crate) fn marker(&self) -> StockMarker<'_> {
+        match self.name_len {
+            Some(n) => rprof_model::stock::parse_split(&self.text, n),
+            None => rprof_model::stock::parse(&self.text),
+        }
     }
 }
 
@@ -336,7 +348,15 @@ impl FwdIndex {
     /// seen around a kernel whose printed op is `op`. A marker seen before
     /// (the same text with the same `seq`) keeps what it was first
     /// remembered with and becomes the latest.
-    pub(crate) fn insert(&mut self, seq: i64, name: &str, text: &str, op: &str, sized: bool) {
+    pub(crate) fn insert(
+        &mut self,
+        seq: i64,
+        name: &str,
+        text: &str,
+        op: &str,
+        sized: bool,
+        name_len: Option<usize>,
+    ) {
         if let Some(ops) = self.by_seq.get_mut(&seq)
             && ops.touch_text(text)
         {
@@ -346,6 +366,7 @@ impl FwdIndex {
             names: self.names_of(name, op),
             text: Arc::from(text),
             sized,
+            name_len,
         };
         match self.by_seq.get_mut(&seq) {
             Some(ops) => ops.add(f),
@@ -419,6 +440,7 @@ mod tests {
             "aten::linear, seq = 11",
             "aten::linear",
             false,
+            None,
         );
         f.insert(
             11,
@@ -426,8 +448,16 @@ mod tests {
             "aten::addmm, seq = 11, sizes = [[1]]",
             "aten::linear",
             true,
+            None,
         );
-        f.insert(11, "aten::t", "aten::t, seq = 11", "aten::linear", false);
+        f.insert(
+            11,
+            "aten::t",
+            "aten::t, seq = 11",
+            "aten::linear",
+            false,
+            None,
+        );
         assert_eq!(
             f.find(11, "AddmmBackward0").map(|x| x.norm()),
             Some("addmm")
@@ -443,11 +473,26 @@ mod tests {
             "aten::linear, seq = 11",
             "aten::linear",
             false,
+            None,
         );
         assert_eq!(f.count(11), 3);
         // bounded
-        f.insert(12, "aten::mul", "aten::mul, seq = 12", "aten::mul", false);
-        f.insert(13, "aten::mul", "aten::mul, seq = 13", "aten::mul", false);
+        f.insert(
+            12,
+            "aten::mul",
+            "aten::mul, seq = 12",
+            "aten::mul",
+            false,
+            None,
+        );
+        f.insert(
+            13,
+            "aten::mul",
+            "aten::mul, seq = 13",
+            "aten::mul",
+            false,
+            None,
+        );
         assert!(f.find(11, "AddmmBackward0").is_none());
         assert!(f.find(13, "MulBackward0").is_some());
     }
@@ -478,7 +523,7 @@ mod tests {
         let op = |i: i64| format!("aten::outer{}", i % 3);
         for i in 0..n {
             let text = format!("{}, seq = {i}", name(i));
-            index.insert(i, &name(i), &text, &op(i), false);
+            index.insert(i, &name(i), &text, &op(i), false, None);
         }
         for i in (0..n).step_by(97).chain(n - 6..n) {
             let f = index.find(i, &node(i)).expect("inserted");
@@ -546,7 +591,7 @@ mod tests {
                 format!("{name}, seq = 7, op_id = {id}")
             };
             let op = if next(2) == 0 { name } else { "aten::linear" };
-            index.insert(7, name, &text, op, sized);
+            index.insert(7, name, &text, op, sized, None);
             plain.insert(&text, name, op, sized);
             let node = nodes[next(4) as usize];
             let got = index

@@ -167,8 +167,60 @@ fn same_family(a: &StockSpec, b: &StockSpec) -> bool {
     }
 }
 
+/// The text of `rec`'s stack entry `i` (`""` past the end).
+fn text_at<'s>(rec: &'s Record<'_>, i: usize) -> &'s str {
+    rec.stack.get(i).map_or("", |t| t)
+}
+
+/// The length of the name of `rec`'s stack entry `i`, when the record
+/// carries them (PyTorch-profiler operators read from a profile).
+fn name_len_at(rec: &Record<'_>, i: usize) -> Option<usize> {
+    if rec.stack_names.len() == rec.stack.len() {
+        rec.stack_names.get(i).map(|&n| n as usize)
+    } else {
+        None
+    }
+}
+
+/// The head of `rec`'s stack entry `i` (its name taken whole when its
+/// length is known).
+fn head_at<'s>(rec: &'s Record<'_>, i: usize) -> Head<'s> {
+    match name_len_at(rec, i) {
+        Some(n) => grammar::parse_head_split(text_at(rec, i), n),
+        None => grammar::parse_head(text_at(rec, i)),
+    }
+}
+
+/// The marker of `rec`'s stack entry `i` (its name taken whole when its
+/// length is known).
+fn marker_at<'s>(rec: &'s Record<'_>, i: usize) -> StockMarker<'s> {
+    match name_len_at(rec, i) {
+        Some(n) => grammar::parse_split(text_at(rec, i), n),
+        None => grammar::parse(text_at(rec, i)),
+    }
+}
+
+/// The part of `rec`'s stack entry `i` that may hold fields: the text
+/// after the name when its length is known, else the whole text.
+fn fields_at<'s>(rec: &'s Record<'_>, i: usize) -> &'s str {
+    let text = text_at(rec, i);
+    name_len_at(rec, i)
+        .and_then(|n| text.get(n..))
+        .unwrap_or(text)
+}
+
+/// True when `rec`'s stack entry `i` has a `sizes` field (read or not).
+fn has_sizes_field(rec: &Record<'_>, i: usize) -> bool {
+    fields_at(rec, i).contains(", sizes = [")
+}
+
+/// True when `rec`'s stack entry `i` has an `input_op_ids` field.
+fn has_input_ids_field(rec: &Record<'_>, i: usize) -> bool {
+    fields_at(rec, i).contains(", input_op_ids = [")
+}
+
 fn find<'s>(
-    stack: &'s [Cow<'s, str>],
+    rec: &'s Record<'_>,
     heads: &[Head<'s>],
     specs: &[Option<&'static StockSpec>],
 ) -> Found<'s> {
@@ -179,7 +231,6 @@ fn find<'s>(
         node: None,
     };
     for (i, h) in heads.iter().enumerate().rev() {
-        let text: &str = stack.get(i).map_or("", |t| t);
         if is_node(h.name) {
             if f.node.is_none()
                 && (h.seq.is_some()
@@ -198,11 +249,11 @@ fn find<'s>(
             .filter(|_| f.anchor.is_none());
         let other = f.other.is_none()
             && is_op_name(h.name)
-            && (h.name.starts_with("aten::") || text.contains(", sizes = ["));
+            && (h.name.starts_with("aten::") || has_sizes_field(rec, i));
         if spec.is_none() && !other {
             continue;
         }
-        let m = grammar::parse(text);
+        let m = marker_at(rec, i);
         if m.malformed {
             continue;
         }
@@ -229,7 +280,7 @@ fn find<'s>(
                 continue;
             };
             if !outer.defer_to_outer && same_family(outer, spec) {
-                let m = grammar::parse(stack.get(j).map_or("", |t| t));
+                let m = marker_at(rec, j);
                 if !m.malformed {
                     f.anchor = Some((j, outer, m));
                     break;
@@ -307,17 +358,16 @@ impl State {
     /// Learn what `rec`'s stack tells about convolution output sizes.
     fn observe_conv(
         &mut self,
-        stack: &[Cow<'_, str>],
+        rec: &Record<'_>,
         heads: &[Head<'_>],
         specs: &[Option<&'static StockSpec>],
     ) {
-        let text = |i: usize| -> &str { stack.get(i).map_or("", |t| t) };
         for (i, h) in heads.iter().enumerate() {
             let spec = specs.get(i).copied().flatten();
             match spec.map(|s| s.spec.rule) {
                 // 3. convolution_backward(grad_out, x, w)
                 Some(Rule::AtenConvBackward) => {
-                    let m = grammar::parse(text(i));
+                    let m = marker_at(rec, i);
                     let pick = spec.map_or(&[][..], |s| s.args.pick);
                     let at = |k: usize| pick.get(k).copied().unwrap_or(k);
                     if let Some(s) = &m.sizes
@@ -337,7 +387,7 @@ impl State {
                             .flatten()
                             .is_some_and(|p| p.spec.rule == Rule::AtenConv) =>
                 {
-                    let (parent, child) = (grammar::parse(text(i - 1)), grammar::parse(text(i)));
+                    let (parent, child) = (marker_at(rec, i - 1), marker_at(rec, i));
                     if let (Some(ps), Some(cs)) = (&parent.sizes, &child.sizes)
                         && let (Some(x), Some(w), Some(y)) = (ps.first(), ps.get(1), cs.first())
                     {
@@ -351,13 +401,13 @@ impl State {
                         fwd::normalise_node_into(h.name, &mut self.buf);
                         self.buf.contains("conv")
                     }
-                    && text(i).contains(", sizes = [") =>
+                    && has_sizes_field(rec, i) =>
                 {
-                    let m = grammar::parse(text(i));
+                    let m = marker_at(rec, i);
                     let gy = m.sizes.as_ref().and_then(|s| s.first());
                     let f = h.seq.and_then(|q| self.fwd.find(q, h.name));
                     if let (Some(gy), Some(f)) = (gy, f) {
-                        let fm = grammar::parse(&f.text);
+                        let fm = f.marker();
                         if let Some(s) = &fm.sizes
                             && let (Some(x), Some(w)) = (s.first(), s.get(1))
                         {
@@ -370,8 +420,8 @@ impl State {
                 _ => {}
             }
             // 1. a consumer naming a waiting convolution
-            if self.conv.waiting() && text(i).contains(", input_op_ids = [") {
-                let m = grammar::parse(text(i));
+            if self.conv.waiting() && has_input_ids_field(rec, i) {
+                let m = marker_at(rec, i);
                 if let (Some(s), Some(ids)) = (&m.sizes, &m.input_op_ids) {
                     self.conv.consumer(s, ids);
                 }
@@ -391,7 +441,7 @@ impl State {
         }
         // the two per-record lists reuse the buffers of the last record
         let mut heads: Vec<Head<'_>> = std::mem::take(&mut self.heads);
-        heads.extend(rec.stack.iter().map(|t| grammar::parse_head(t)));
+        heads.extend((0..rec.stack.len()).map(|i| head_at(rec, i)));
         let mut specs = std::mem::take(&mut self.specs);
         specs.extend(heads.iter().map(|h| lookup_stock(h.name)));
         let out = self.resolve_stack(rec, pyprof, &heads, &specs);
@@ -413,8 +463,8 @@ impl State {
         heads: &[Head<'_>],
         specs: &[Option<&'static StockSpec>],
     ) -> Option<StockRef> {
-        self.observe_conv(&rec.stack, heads, specs);
-        let mut found = find(&rec.stack, heads, specs);
+        self.observe_conv(rec, heads, specs);
+        let mut found = find(rec, heads, specs);
         let bprop = rec.dir.is_bprop();
         match &mut found.node {
             Some((_, name, Some(seq))) if bprop => {
@@ -453,7 +503,7 @@ impl State {
         let (source, spec, sized, marker_sizes): (Source, Option<&'static StockSpec>, bool, _) =
             match (&borrowed, &mut found.anchor, &mut found.other) {
                 (Some(f), _, _) => {
-                    let m = grammar::parse(&f.text);
+                    let m = f.marker();
                     let spec = lookup_stock(m.name);
                     (Source::Forward(f.clone()), spec, true, m.sizes)
                 }
@@ -494,12 +544,17 @@ impl State {
         if rec.dir.is_fprop() {
             for (i, h) in heads.iter().enumerate() {
                 if let (Some(seq), false) = (h.seq, is_node(h.name)) {
-                    let text = rec.stack.get(i).map_or("", |t| t);
                     // the op the user called around this one: the outermost
                     // `aten::` op enclosing it (or itself), else its own name
                     let op = found.op.filter(|&j| j <= i).map_or(h.name, name_at);
-                    self.fwd
-                        .insert(seq, h.name, text, op, text.contains(", sizes = ["));
+                    self.fwd.insert(
+                        seq,
+                        h.name,
+                        text_at(rec, i),
+                        op,
+                        has_sizes_field(rec, i),
+                        name_len_at(rec, i),
+                    );
                 }
             }
         }
@@ -598,9 +653,8 @@ pub(crate) struct Stocked<'a> {
 
 /// The parallel part: the model of the anchor on one kernel.
 pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a> {
-    let entry = |i: usize| -> &'a str { rec.stack.get(i).map_or("", |t| t) };
     let full_op: &'a str = match &st.op {
-        OpName::Stack(i) => grammar::parse_head(entry(*i)).name,
+        OpName::Stack(i) => head_at(rec, *i).name,
         OpName::Forward(f) => f.op(),
         OpName::Node(n) => n,
     };
@@ -608,12 +662,11 @@ pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a>
         OpName::Node(n) => ("na", &**n),
         _ => split_ns(full_op),
     };
-    let text: &'a str = match &st.source {
-        Source::Stack(i) => entry(*i),
-        Source::Forward(f) => &f.text,
-        Source::None => "",
+    let m = match &st.source {
+        Source::Stack(i) => marker_at(rec, *i),
+        Source::Forward(f) => f.marker(),
+        Source::None => StockMarker::default(),
     };
-    let m = grammar::parse(text);
     let anchor = m.name;
     let types = Dtype::from_kernel(&rec.short_name, &rec.long_name);
     let done = |estimate: Estimate| Stocked {
