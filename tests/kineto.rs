@@ -310,6 +310,9 @@ fn operator_fields_are_not_parsed_back_from_text() {
     assert_eq!(recs[0]["dir"], "fprop");
     assert_eq!(recs[1]["dir"], "fprop");
     assert_eq!(recs[1]["op"], serde_json::json!(["mark, seq = 8"]));
+    // the names' lengths, counted by hand: 24, 8 and 13 bytes
+    assert_eq!(recs[0]["stackNames"], serde_json::json!([24, 8]));
+    assert_eq!(recs[1]["stackNames"], serde_json::json!([13]));
 
     // prof: aten::mm [64,128] x [128,256] is 2*64*128*256 FLOPs, by hand
     let out = run(rprof()
@@ -333,4 +336,25 @@ fn operator_fields_are_not_parsed_back_from_text() {
         .map(|r| r["key"].as_str().unwrap())
         .collect();
     assert_eq!(keys, ["aten::mm", "mark, seq = 8"]);
+
+    // the record file (JSON Lines and Parquet) keeps the lengths: `prof`
+    // on it prints what it prints on the trace
+    let dict = dir.path().join("t.dict");
+    let pq = dir.path().join("t.parquet");
+    for (file, format) in [(&dict, "json"), (&pq, "parquet")] {
+        let out = run(rprof()
+            .args(["parse", "-q", "--format", format, "-o"])
+            .arg(file)
+            .arg(&p));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = run(rprof()
+            .args(["prof", "-q", "-c", "idx,dir,op,flops"])
+            .arg(file));
+        assert!(out.status.success());
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), text, "{format}");
+    }
 }

@@ -55,6 +55,9 @@ pub struct Shaped<'a> {
     pub stack: Vec<Cow<'a, str>>,
     /// Their domains (`[]` when all are the default domain).
     pub domains: Vec<Cow<'a, str>>,
+    /// The length of each entry's name (`[]` when the stack has none; see
+    /// `Record::stack_names`).
+    pub names: Vec<u32>,
     /// Repeat count of each entry (`[]` when every count is 1).
     pub runs: Vec<i64>,
     /// Enclosing ranges left out.
@@ -79,46 +82,58 @@ impl StackForm {
         self.mode == StackMode::Full && self.max_bytes == 0
     }
 
-    /// Shape a full stack (outermost first; `domains` empty or one per
-    /// entry) into its written form.
-    pub fn shape<'a>(&self, stack: Vec<Cow<'a, str>>, domains: Vec<Cow<'a, str>>) -> Shaped<'a> {
+    /// Shape a full stack (outermost first; `domains` and `names` each
+    /// empty or one per entry) into its written form.
+    pub fn shape<'a>(
+        &self,
+        stack: Vec<Cow<'a, str>>,
+        domains: Vec<Cow<'a, str>>,
+        names: Vec<u32>,
+    ) -> Shaped<'a> {
         if self.keeps_all() {
             return Shaped {
                 stack,
                 domains,
+                names,
                 ..Shaped::default()
             };
         }
         let depth = stack.len();
         let total_bytes: usize = stack.iter().map(|s| s.len()).sum();
         let has_domains = domains.len() == depth && depth > 0;
-        let domain = |i: usize| -> Cow<'a, str> {
-            if has_domains {
+        let has_names = names.len() == depth && depth > 0;
+        let entry = |i: usize| Entry {
+            text: stack[i].clone(),
+            domain: if has_domains {
                 domains[i].clone()
             } else {
                 Cow::Borrowed("")
-            }
+            },
+            name: if has_names { names[i] } else { 0 },
+            run: 1,
         };
-        // entries (text, domain, run), outermost first
-        let mut entries: Vec<(Cow<'a, str>, Cow<'a, str>, usize)> = Vec::new();
+        // outermost first
+        let mut entries: Vec<Entry<'a>> = Vec::new();
         match self.mode {
             StackMode::None => {}
             StackMode::Inner => {
-                if let Some(last) = stack.last() {
-                    entries.push((last.clone(), domain(depth - 1), 1));
+                if depth > 0 {
+                    entries.push(entry(depth - 1));
                 }
             }
-            StackMode::Full => {
-                for (i, s) in stack.iter().enumerate() {
-                    entries.push((s.clone(), domain(i), 1));
-                }
-            }
+            StackMode::Full => entries.extend((0..depth).map(entry)),
             StackMode::Runs => {
-                for (i, s) in stack.iter().enumerate() {
-                    let d = domain(i);
+                for i in 0..depth {
+                    let e = entry(i);
                     match entries.last_mut() {
-                        Some((t, dd, run)) if *t == *s && *dd == d => *run += 1,
-                        _ => entries.push((s.clone(), d, 1)),
+                        Some(last)
+                            if last.text == e.text
+                                && last.domain == e.domain
+                                && last.name == e.name =>
+                        {
+                            last.run += 1
+                        }
+                        _ => entries.push(e),
                     }
                 }
             }
@@ -128,49 +143,64 @@ impl StackForm {
             let mut used = 0usize;
             let mut keep_from = entries.len();
             while keep_from > 0 {
-                let (text, _, _) = &mut entries[keep_from - 1];
-                if used + text.len() <= self.max_bytes {
-                    used += text.len();
+                let e = &mut entries[keep_from - 1];
+                if used + e.text.len() <= self.max_bytes {
+                    used += e.text.len();
                     keep_from -= 1;
                     continue;
                 }
                 // clip the first entry that does not fit (keep its head,
                 // where range names start) unless nothing of it would remain
-                let room = floor_boundary(text, self.max_bytes - used);
+                let room = floor_boundary(&e.text, self.max_bytes - used);
                 if room > 0 {
-                    let clipped: Cow<'a, str> = match text {
+                    let clipped: Cow<'a, str> = match &e.text {
                         Cow::Borrowed(b) => Cow::Borrowed(&b[..room]),
                         Cow::Owned(o) => Cow::Owned(o[..room].to_owned()),
                     };
-                    *text = clipped;
+                    e.text = clipped;
+                    // a clipped name ends where the text does
+                    e.name = e.name.min(u32::try_from(room).unwrap_or(u32::MAX));
                     keep_from -= 1;
                 }
                 break;
             }
             entries.drain(..keep_from);
         }
-        let kept_ranges: usize = entries.iter().map(|e| e.2).sum();
-        let kept_bytes: usize = entries.iter().map(|e| e.0.len() * e.2).sum();
-        let runs = if entries.iter().any(|e| e.2 > 1) {
-            entries.iter().map(|e| e.2 as i64).collect()
+        let kept_ranges: usize = entries.iter().map(|e| e.run).sum();
+        let kept_bytes: usize = entries.iter().map(|e| e.text.len() * e.run).sum();
+        let runs = if entries.iter().any(|e| e.run > 1) {
+            entries.iter().map(|e| e.run as i64).collect()
         } else {
             Vec::new()
         };
-        let any_domain = entries.iter().any(|e| !e.1.is_empty());
+        let any_domain = entries.iter().any(|e| !e.domain.is_empty());
         let mut out = Shaped {
             cut: (depth - kept_ranges) as i64,
             cut_bytes: (total_bytes - kept_bytes) as i64,
             runs,
             ..Shaped::default()
         };
-        for (t, d, _) in entries {
-            out.stack.push(t);
+        for e in entries {
+            out.stack.push(e.text);
             if any_domain {
-                out.domains.push(d);
+                out.domains.push(e.domain);
+            }
+            if has_names {
+                out.names.push(e.name);
             }
         }
         out
     }
+}
+
+/// One written stack entry.
+struct Entry<'a> {
+    text: Cow<'a, str>,
+    domain: Cow<'a, str>,
+    /// Length of its name (0 when the stack has no names).
+    name: u32,
+    /// Times it repeats.
+    run: usize,
 }
 
 /// Expand a written stack's runs in place (the reader's side of
@@ -179,6 +209,7 @@ impl StackForm {
 pub fn expand_runs<'a>(
     stack: &mut Vec<Cow<'a, str>>,
     domains: &mut Vec<Cow<'a, str>>,
+    names: &mut Vec<u32>,
     runs: &[i64],
 ) -> Result<(), String> {
     if runs.is_empty() {
@@ -204,19 +235,27 @@ pub fn expand_runs<'a>(
         ));
     }
     let with_domains = domains.len() == stack.len();
+    let with_names = names.len() == stack.len();
     let mut s = Vec::with_capacity(total);
     let mut d = Vec::with_capacity(if with_domains { total } else { 0 });
+    let mut l = Vec::with_capacity(if with_names { total } else { 0 });
     for (i, &n) in runs.iter().enumerate() {
         for _ in 0..n {
             s.push(stack[i].clone());
             if with_domains {
                 d.push(domains[i].clone());
             }
+            if with_names {
+                l.push(names[i]);
+            }
         }
     }
     *stack = s;
     if with_domains {
         *domains = d;
+    }
+    if with_names {
+        *names = l;
     }
     Ok(())
 }
@@ -236,12 +275,12 @@ mod tests {
             mode: StackMode::Runs,
             max_bytes: 0,
         };
-        let s = f.shape(full.clone(), Vec::new());
+        let s = f.shape(full.clone(), Vec::new(), Vec::new());
         assert_eq!(s.stack, v(&["a", "b", "c", "b"]));
         assert_eq!(s.runs, vec![1, 3, 1, 1]);
         assert_eq!((s.cut, s.cut_bytes), (0, 0));
         let (mut st, mut d) = (s.stack, s.domains);
-        expand_runs(&mut st, &mut d, &s.runs).unwrap();
+        expand_runs(&mut st, &mut d, &mut Vec::new(), &s.runs).unwrap();
         assert_eq!(st, full);
     }
 
@@ -253,7 +292,7 @@ mod tests {
             mode: StackMode::Full,
             max_bytes: 7,
         };
-        let s = f.shape(full, Vec::new());
+        let s = f.shape(full, Vec::new(), Vec::new());
         // "ccccc" (5) fits, "bbbb" clipped to 2, "aaa" left out
         assert_eq!(s.stack, v(&["bb", "ccccc"]));
         assert_eq!(s.cut, 1);
@@ -268,7 +307,7 @@ mod tests {
             mode: StackMode::Inner,
             max_bytes: 0,
         }
-        .shape(full.clone(), dom.clone());
+        .shape(full.clone(), dom.clone(), Vec::new());
         assert_eq!(i.stack, v(&["zzz"]));
         assert!(i.domains.is_empty(), "all kept domains are default");
         assert_eq!((i.cut, i.cut_bytes), (2, 3));
@@ -276,7 +315,7 @@ mod tests {
             mode: StackMode::None,
             max_bytes: 0,
         }
-        .shape(full, dom);
+        .shape(full, dom, Vec::new());
         assert!(n.stack.is_empty());
         assert_eq!((n.cut, n.cut_bytes), (3, 6));
     }
@@ -287,7 +326,7 @@ mod tests {
             mode: StackMode::Inner,
             max_bytes: 2,
         };
-        let s = f.shape(v(&["éé"]), Vec::new());
+        let s = f.shape(v(&["éé"]), Vec::new(), Vec::new());
         assert_eq!(s.stack, v(&["é"]));
         assert_eq!(s.cut_bytes, 2);
         assert_eq!(s.cut, 0);
@@ -296,8 +335,48 @@ mod tests {
     #[test]
     fn hostile_runs_are_refused() {
         let (mut s, mut d) = (v(&["a"]), Vec::new());
-        assert!(expand_runs(&mut s, &mut d, &[i64::MAX]).is_err());
-        assert!(expand_runs(&mut s, &mut d, &[0]).is_err());
-        assert!(expand_runs(&mut s, &mut d, &[1, 1]).is_err());
+        assert!(expand_runs(&mut s, &mut d, &mut Vec::new(), &[i64::MAX]).is_err());
+        assert!(expand_runs(&mut s, &mut d, &mut Vec::new(), &[0]).is_err());
+        assert!(expand_runs(&mut s, &mut d, &mut Vec::new(), &[1, 1]).is_err());
+    }
+
+    /// Name lengths follow their entries: equal texts with different names
+    /// are separate runs, a run expands back with its name, and a clipped
+    /// entry's name ends where its text does. Expected values by hand.
+    #[test]
+    fn names_follow_their_entries() {
+        // "a, seq = 1" twice as an annotation (name 10), then as an op
+        // named "a" (name 1), then "bb"
+        let full = v(&["a, seq = 1", "a, seq = 1", "a, seq = 1", "bb"]);
+        let names = vec![10, 10, 1, 2];
+        let runs = StackForm {
+            mode: StackMode::Runs,
+            max_bytes: 0,
+        };
+        let s = runs.shape(full.clone(), Vec::new(), names.clone());
+        assert_eq!(s.stack, v(&["a, seq = 1", "a, seq = 1", "bb"]));
+        assert_eq!(s.runs, vec![2, 1, 1]);
+        assert_eq!(s.names, vec![10, 1, 2]);
+        let (mut st, mut d, mut n) = (s.stack, s.domains, s.names);
+        expand_runs(&mut st, &mut d, &mut n, &s.runs).unwrap();
+        assert_eq!((st, n), (full.clone(), names.clone()));
+
+        // 13 bytes: "bb" and the op "a" (12 bytes) fit; the annotation
+        // before them is clipped to 1 byte and its name to 1
+        let clip = StackForm {
+            mode: StackMode::Full,
+            max_bytes: 13,
+        };
+        let s = clip.shape(full.clone(), Vec::new(), names.clone());
+        assert_eq!(s.stack, v(&["a", "a, seq = 1", "bb"]));
+        assert_eq!(s.names, vec![1, 1, 2]);
+        // inner: the innermost's name alone; none: nothing
+        let inner = StackForm {
+            mode: StackMode::Inner,
+            max_bytes: 0,
+        };
+        assert_eq!(inner.shape(full.clone(), Vec::new(), names).names, vec![2]);
+        // a stack without names stays without
+        assert!(runs.shape(full, Vec::new(), Vec::new()).names.is_empty());
     }
 }

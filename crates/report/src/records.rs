@@ -47,6 +47,7 @@ pub const COLUMNS: &[(&str, ColumnType)] = &[
     ("stack", ColumnType::ListUtf8),
     ("domains", ColumnType::ListUtf8),
     ("stackRuns", ColumnType::ListInt64),
+    ("stackNames", ColumnType::ListInt64),
     ("stackCut", ColumnType::Int64),
     ("stackCutBytes", ColumnType::Int64),
     ("badTime", ColumnType::Bool),
@@ -132,6 +133,9 @@ pub fn columns(recs: &[Record<'_>]) -> Vec<Values> {
         list(recs, |r| &r.stack),
         list(recs, |r| &r.domains),
         ints(recs, |r| r.stack_runs.clone()),
+        ints(recs, |r| {
+            r.stack_names.iter().map(|&n| i64::from(n)).collect()
+        }),
         int(recs, |r| Some(r.stack_cut)),
         int(recs, |r| Some(r.stack_cut_bytes)),
         Values::Bool(recs.iter().map(|r| Some(r.bad_time)).collect()),

@@ -36,11 +36,10 @@ pub struct BuildOptions {
     /// as the commands reading a profile directly need).
     pub stack: crate::model::StackForm,
     /// Give each record the length of each `stack` entry's name when the
-    /// entries are PyTorch-profiler operators (`Record::stack_names`), for
-    /// the commands that run the op models: they then take the names whole
-    /// and read only rprof's own fields from the text. Off for `parse`,
-    /// which writes the text only; ignored under `compat` (apex.pyprof's
-    /// models read no stack) and when `stack` does not keep every entry.
+    /// entries are PyTorch-profiler operators (`Record::stack_names`), so
+    /// that the classification, the op models and any later reader of the
+    /// record take the names whole and read only rprof's own fields from
+    /// the text. Ignored under `compat` (apex.pyprof reads the text).
     pub stack_names: bool,
 }
 
@@ -247,18 +246,6 @@ fn build_with<T: Send, E: From<Error>>(
         });
     }
 
-    let stack_names =
-        opts.stack_names && !compat && opts.stack.keeps_all() && !trace.range_meta.is_empty();
-    // the length of the name a PyTorch-profiler operator's text starts with
-    let name_len = |t: StrRef| -> Option<u32> {
-        if trace.range_meta.is_empty() {
-            return None;
-        }
-        let name = trace.strings.get(trace.range_meta.get(&t)?.name?);
-        let len = u32::try_from(name.len()).ok()?;
-        trace.strings.get(t).starts_with(name).then_some(len)
-    };
-
     let mut high_water: HashMap<u64, i64> = HashMap::default();
     let mut seq = SeqState::default();
     // chunks of at most CHUNK kernels and about STACK_BUDGET enclosing
@@ -329,12 +316,11 @@ fn build_with<T: Send, E: From<Error>>(
             }
         }
         // an operator's name is taken whole, never read for fields
-        let prepared: Vec<(markers::Prepared<'_>, Option<u32>)> = distinct
+        let prepared: Vec<markers::Prepared<'_>> = distinct
             .par_iter()
             .map(|&(t, r)| {
-                let len = name_len(r);
-                let head = len.map(|n| stock::parse_head_split(t, n as usize));
-                (markers::prepare_with(t, compat, head), len)
+                let head = op_name_len(trace, r).map(|n| stock::parse_head_split(t, n as usize));
+                markers::prepare_with(t, compat, head)
             })
             .collect();
         let classified: Vec<Classified<'_>> = candidates
@@ -343,7 +329,7 @@ fn build_with<T: Send, E: From<Error>>(
                 let texts: Vec<&str> = cands.iter().map(|c| c.0).collect();
                 let pre: Vec<&markers::Prepared<'_>> = texts
                     .iter()
-                    .map(|t| &prepared[slot[&text_key(t)] as usize].0)
+                    .map(|t| &prepared[slot[&text_key(t)] as usize])
                     .collect();
                 markers::classify_prepared(&texts, &pre, compat)
             })
@@ -365,16 +351,7 @@ fn build_with<T: Send, E: From<Error>>(
                     stats.without_range += 1;
                 }
             }
-            let mut rec = record(trace, enclosing, k, &names, c, ids, opts);
-            if stack_names {
-                // all or nothing: the models read either form per record
-                rec.stack_names = rec
-                    .stack
-                    .iter()
-                    .map(|t| slot.get(&text_key(t)).and_then(|&i| prepared[i as usize].1))
-                    .collect::<Option<Vec<_>>>()
-                    .unwrap_or_default();
-            }
+            let rec = record(trace, enclosing, k, &names, c, ids, opts);
             records.push(rec);
         }
         stats.records += records.len() as u64;
@@ -437,6 +414,17 @@ fn build_with<T: Send, E: From<Error>>(
     })
 }
 
+/// The length of the name a PyTorch-profiler operator's text `t` starts
+/// with (`None` for any other range).
+fn op_name_len(trace: &Trace, t: StrRef) -> Option<u32> {
+    if trace.range_meta.is_empty() {
+        return None;
+    }
+    let name = trace.strings.get(trace.range_meta.get(&t)?.name?);
+    let len = u32::try_from(name.len()).ok()?;
+    trace.strings.get(t).starts_with(name).then_some(len)
+}
+
 /// A text's identity in the trace's string pool: its address and length.
 fn text_key(t: &str) -> (usize, usize) {
     (t.as_ptr() as usize, t.len())
@@ -462,7 +450,7 @@ fn record<'t>(
     // PyProf's own dict markers are already in `marker`, `reprMarkers` and
     // `trace`; the stack keeps every other enclosing range.
     let consumed: HashSet<usize> = c.consumed.iter().map(|t| t.as_ptr() as usize).collect();
-    let (stack, domains) = match k.launch {
+    let (stack, domains, names) = match k.launch {
         Some(li) => {
             let rs: Vec<_> = enclosing
                 .of(li)
@@ -486,11 +474,20 @@ fn record<'t>(
             } else {
                 Vec::new()
             };
-            (stack, domains)
+            // the length of every entry's name, or of none
+            let names: Vec<u32> = if opts.stack_names && !compat {
+                rs.iter()
+                    .map(|r| op_name_len(trace, r.text))
+                    .collect::<Option<Vec<u32>>>()
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            (stack, domains, names)
         }
-        None => (Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), Vec::new()),
     };
-    let shaped = opts.stack.shape(stack, domains);
+    let shaped = opts.stack.shape(stack, domains, names);
     let (mut layer, mut trace_frames) = (c.layer, c.trace);
     if let Some(li) = k.launch.filter(|_| trace.source == Source::Kineto) {
         // the PyTorch profiler's own module path and Python stack, from the
@@ -572,7 +569,7 @@ fn record<'t>(
         cc_major: dev.and_then(|d| d.cc_major),
         cc_minor: dev.and_then(|d| d.cc_minor),
         stack: shaped.stack,
-        stack_names: Vec::new(),
+        stack_names: shaped.names,
         domains: shaped.domains,
         stack_runs: shaped.runs,
         stack_cut: shaped.cut,

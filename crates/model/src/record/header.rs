@@ -9,8 +9,8 @@ pub const DICT_VERSION: u32 = 2;
 
 /// Minor version of the JSON Lines format: keys added within
 /// [`DICT_VERSION`] that older readers ignore (1: `stackRuns`, `stackCut`,
-/// `stackCutBytes`).
-pub const DICT_MINOR: u32 = 1;
+/// `stackCutBytes`; 2: `stackNames`).
+pub const DICT_MINOR: u32 = 2;
 
 /// The sidecar of a record file `path`: `path` + `.meta.json`.
 pub fn sidecar_path(path: &std::path::Path) -> std::path::PathBuf {

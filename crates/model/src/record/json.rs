@@ -76,6 +76,7 @@ impl Record<'_> {
         w.key_strs("stack", &self.stack);
         w.key_strs("domains", &self.domains);
         w.key_ints("stackRuns", &self.stack_runs);
+        w.key_uints("stackNames", &self.stack_names);
         w.raw(",\"stackCut\":");
         w.int(self.stack_cut);
         w.raw(",\"stackCutBytes\":");
@@ -211,6 +212,18 @@ impl JsonWriter<'_> {
                 self.out.push(b',');
             }
             self.int(n);
+        }
+        self.out.push(b']');
+    }
+
+    fn key_uints(&mut self, key: &str, v: &[u32]) {
+        self.key(key);
+        self.out.push(b'[');
+        for (i, &n) in v.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.uint(u64::from(n));
         }
         self.out.push(b']');
     }

@@ -34,7 +34,12 @@ pub fn read_line(line: &str) -> Result<Line<'_>, String> {
         let mut r: Record<'_> = serde_json::from_str(t).map_err(|e| e.to_string())?;
         if !r.stack_runs.is_empty() {
             let runs = std::mem::take(&mut r.stack_runs);
-            crate::stack_form::expand_runs(&mut r.stack, &mut r.domains, &runs)?;
+            crate::stack_form::expand_runs(
+                &mut r.stack,
+                &mut r.domains,
+                &mut r.stack_names,
+                &runs,
+            )?;
         }
         return Ok(Line::Record(Box::new(r)));
     }

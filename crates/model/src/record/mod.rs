@@ -174,15 +174,6 @@ pub struct Record<'a> {
     /// `reprMarkers` and `trace`.
     #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub stack: Vec<Cow<'a, str>>,
-    /// The byte length of each `stack` entry's name, when the entries are
-    /// PyTorch-profiler operators whose text rprof printed (the name as
-    /// the profiler gave it, then rprof's fields), else `[]`. Set by the
-    /// build for the commands that run the op models on a profile, so that
-    /// they take a name whole whatever it holds (`x, seq = 5`) rather than
-    /// read fields out of it. Not written: a record file holds the text
-    /// alone, and a record read back has `[]`.
-    #[serde(skip)]
-    pub stack_names: Vec<u32>,
     /// NVTX domain name of each `stack` entry (`""` = default domain, `#N`
     /// = domain N whose name the export lacks); omitted when every range is
     /// in the default domain.
@@ -193,6 +184,13 @@ pub struct Record<'a> {
     /// expand them back ([`read_line`]), so a record read holds `[]`.
     #[serde(rename = "stackRuns", default)]
     pub stack_runs: Vec<i64>,
+    /// The byte length of each `stack` entry's name when the entries are
+    /// PyTorch-profiler operators, whose text rprof printed (the name as
+    /// the profiler gave it, then rprof's fields); `[]` otherwise. Readers
+    /// take such a name whole, whatever it holds (`x, seq = 5`), and read
+    /// only the fields after it.
+    #[serde(rename = "stackNames", default)]
+    pub stack_names: Vec<u32>,
     /// Enclosing ranges `stack` leaves out (`--stack inner|none`, or beyond
     /// `--stack-bytes`).
     #[serde(rename = "stackCut", default)]

@@ -72,6 +72,7 @@ proptest::proptest! {
         flags in proptest::collection::vec(proptest::bool::ANY, 2),
         tid in proptest::num::u64::ANY,
         pid in proptest::option::of(proptest::num::u64::ANY),
+        names in proptest::collection::vec(proptest::num::u32::ANY, 0..4),
     ) {
         let r = Record {
             short_name: strs[0].clone(),
@@ -112,7 +113,7 @@ proptest::proptest! {
             cc_major: opts[6],
             cc_minor: opts[7],
             stack: lists[7].clone(),
-            stack_names: Vec::new(),
+            stack_names: names,
             domains: lists[0].clone(),
             stack_runs: ints[2..4].to_vec(),
             stack_cut: ints[4],
