@@ -6,9 +6,13 @@
 //! exact rules; the default mode applies the fixes listed in docs/compat.md.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::pylit::{self, Value};
 use crate::stock;
+
+mod args;
+pub use args::{Arg, Marker, decode_marker, decode_value};
 
 /// Frames PyProf hides from the `trace` list.
 const TRACE_SKIP: &[&str] = &[
@@ -76,6 +80,9 @@ pub struct Classified<'a> {
     /// Texts taken as PyProf argument, repr or trace markers: their content
     /// is in `marker`, `repr` and `trace`.
     pub consumed: Vec<&'a str>,
+    /// The first of `marker`, decoded (`None` when there is none or it
+    /// does not decode).
+    pub first_marker: Option<Arc<Marker>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -152,6 +159,8 @@ pub struct Prepared<'a> {
     head: stock::Head<'a>,
     /// PyProf argument marker: `(op, mod)`; `None` when it does not decode.
     op_mod: Option<(String, String)>,
+    /// PyProf argument marker, decoded from the literal parsed here.
+    decoded: Option<Arc<Marker>>,
     /// Trace marker: the frames PyProf keeps; `None` when it does not decode.
     frames: Option<Vec<String>>,
     /// Fixed mode: looks like a dict but does not parse (kept as "other").
@@ -181,6 +190,7 @@ pub fn prepare_with<'a>(t: &'a str, compat: bool, head: Option<stock::Head<'a>>)
             parsed.clone()
         }
     };
+    let mut decoded = None;
     let (mut class, (op_mod, frames)) = (
         class,
         match class {
@@ -189,6 +199,7 @@ pub fn prepare_with<'a>(t: &'a str, compat: bool, head: Option<stock::Head<'a>>)
                 let op_mod = v.as_ref().and_then(|v| {
                     Some((v.get("op").map(value_text)?, v.get("mod").map(value_text)?))
                 });
+                decoded = v.as_ref().and_then(decode_value).map(Arc::new);
                 (op_mod, None)
             }
             Class::Trace => {
@@ -224,6 +235,7 @@ pub fn prepare_with<'a>(t: &'a str, compat: bool, head: Option<stock::Head<'a>>)
         class,
         head,
         op_mod,
+        decoded,
         frames,
         bad_dict,
     }
@@ -272,6 +284,9 @@ pub fn classify_prepared<'a>(
         match p.class {
             Class::PyProf => {
                 out.consumed.push(t);
+                if out.marker.is_empty() {
+                    out.first_marker.clone_from(&p.decoded);
+                }
                 out.marker.push(Cow::Borrowed(t));
                 match &p.op_mod {
                     Some((op, md)) => {
@@ -461,6 +476,43 @@ fn sanitize_fixed(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The build's decoded first marker is what decoding the first of
+    /// `marker` from its text gives (computed here by `decode_marker` on
+    /// the text), in both modes: with two argument markers, after a trace
+    /// and a non-op marker, with a dict that does not decode.
+    #[test]
+    fn first_marker_is_the_first_markers_decoding() {
+        let a = "{'mod': 'torch.nn.functional', 'op': 'linear', 'args': [{'name': '', 'type': 'tensor', 'shape': (4, 8), 'dtype': 'float16'}]}";
+        let b = "{'mod': 'Tensor', 'op': 'add', 'args': []}";
+        let non_op = "{'mod': 'Tensor', 'op': '__getattribute__', 'args': []}";
+        let trace = "{'traceMarker': ['a.py:1']}";
+        let odd = "{'mod': 'x', 'op': 'y', 'args': 3}";
+        let broken = "{'mod': 'x', 'op': ";
+        let cases: [&[&str]; 5] = [
+            &[a, b],
+            &[trace, non_op, b, a],
+            &[odd],
+            &[broken, "aten::mm, seq = 1"],
+            &["layer:conv1", "aten::mm, seq = 1"],
+        ];
+        for texts in cases {
+            for compat in [false, true] {
+                let c = classify(texts, compat);
+                let want = c.marker.first().and_then(|t| decode_marker(t));
+                assert_eq!(
+                    c.first_marker.as_deref(),
+                    want.as_ref(),
+                    "{texts:?} compat={compat}"
+                );
+            }
+        }
+        // and it is a marker where one is expected
+        assert_eq!(
+            classify(&[a, b], false).first_marker.map(|m| m.op.clone()),
+            Some("linear".to_owned())
+        );
+    }
 
     fn ops(c: &Classified<'_>) -> Vec<String> {
         c.op.iter().map(|s| s.to_string()).collect()

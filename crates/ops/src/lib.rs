@@ -73,8 +73,12 @@ pub fn estimate_call(module: &str, op: &str, call: &OpCall<'_>, mode: Mode) -> E
     rules::run(table::dispatch(module, op, mode.is_apex()), call, mode)
 }
 
-/// Decode a record's first argument marker (the one PyProf's models read).
+/// A record's first argument marker (the one PyProf's models read): as the
+/// build decoded it, else decoded from its text.
 pub fn decode_first_marker(rec: &Record<'_>) -> Option<Arc<Marker>> {
+    if let Some(m) = &rec.first_marker {
+        return Some(Arc::clone(m));
+    }
     rec.marker
         .first()
         .and_then(|m| decode_marker(m))

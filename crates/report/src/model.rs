@@ -56,6 +56,11 @@ impl Models {
         let mut markers: Vec<Option<Arc<Marker>>> = Vec::with_capacity(recs.len());
         let mut misses = Vec::new();
         for (i, r) in recs.iter().enumerate() {
+            // decoded by the build (a profile), else through the cache
+            if let Some(m) = &r.first_marker {
+                markers.push(Some(Arc::clone(m)));
+                continue;
+            }
             match r.marker.first().map(|t| self.cache.get(t)) {
                 None => markers.push(None),
                 Some(Some(m)) => markers.push(m),

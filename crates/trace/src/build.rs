@@ -535,6 +535,7 @@ fn record<'t>(
         trace: trace_frames,
         repr_markers: c.repr,
         marker: c.marker,
+        first_marker: c.first_marker,
         seq_marker: c.seq_marker,
         seq_id: ids.seq_id,
         sub_seq_id: ids.sub_seq_id,

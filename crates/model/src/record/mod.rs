@@ -69,6 +69,12 @@ pub struct Record<'a> {
     /// PyProf argument markers (raw text), outermost first.
     #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub marker: Vec<Cow<'a, str>>,
+    /// The first of `marker`, decoded: set by the build, which parsed the
+    /// text to classify it, so that the op models do not parse it again.
+    /// Not written; a record read back has `None` and the models decode
+    /// the text.
+    #[serde(skip)]
+    pub first_marker: Option<std::sync::Arc<crate::markers::Marker>>,
     /// PyTorch sequence markers after dedupe, sort and prune.
     #[serde(
         rename = "seqMarker",
@@ -295,6 +301,7 @@ impl Record<'_> {
             trace: own_v(self.trace),
             repr_markers: own_v(self.repr_markers),
             marker: own_v(self.marker),
+            first_marker: self.first_marker,
             seq_marker: own_v(self.seq_marker),
             seq_id: self.seq_id,
             sub_seq_id: self.sub_seq_id,

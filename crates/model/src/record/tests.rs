@@ -81,6 +81,7 @@ proptest::proptest! {
             trace: lists[1].clone(),
             repr_markers: lists[2].clone(),
             marker: lists[3].clone(),
+            first_marker: None,
             seq_marker: lists[4].clone(),
             seq_id: ints[1..3].to_vec(),
             sub_seq_id: ints[3],
