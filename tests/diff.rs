@@ -92,12 +92,7 @@ fn synthetic_pair_hand_computed() {
     let (v, code) = diff_json(&["--by", "kernel", s(&base), s(&test)]);
     assert_eq!(code, 0);
     assert_eq!(v["by"], "kernel");
-    let keys: Vec<&str> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["key"].as_str().unwrap())
-        .collect();
+    let keys = crate::util::row_keys(&v);
     assert_eq!(keys, ["a", "b", "d", "c"]);
     let rows = rows_by_key(&v);
     let a = rows["a"];

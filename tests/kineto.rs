@@ -329,12 +329,7 @@ fn operator_fields_are_not_parsed_back_from_text() {
         .arg(&p));
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let keys: Vec<&str> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["key"].as_str().unwrap())
-        .collect();
+    let keys = crate::util::row_keys(&v);
     assert_eq!(keys, ["aten::mm", "mark, seq = 8"]);
 
     // the record file (JSON Lines and Parquet) keeps the lengths: `prof`

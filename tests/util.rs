@@ -45,3 +45,13 @@ macro_rules! corpus_or_skip {
         }
     };
 }
+
+/// The `key` of each of a JSON report's `rows`, in order.
+pub fn row_keys(v: &serde_json::Value) -> Vec<&str> {
+    v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["key"].as_str().expect("a text key"))
+        .collect()
+}

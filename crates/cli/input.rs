@@ -360,7 +360,6 @@ pub fn for_each_chunk_prepared<T: Send>(
                 &enclosing,
                 BuildOptions {
                     compat: opts.compat,
-                    stack_names: true,
                     ..BuildOptions::default()
                 },
                 prepare,

@@ -236,22 +236,14 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
             let name = p.display().to_string();
             let info = run_info(&trace, &name);
             side.set_step_ranges(step_ranges(&trace, steps));
-            let stats = build::build(
-                &trace,
-                &enclosing,
-                BuildOptions {
-                    stack_names: true,
-                    ..BuildOptions::default()
-                },
-                |recs| {
-                    let resolved = models.resolve(recs);
-                    let est = model::estimate(recs, &resolved);
-                    for (r, e) in recs.iter().zip(&est) {
-                        side.add(r, e);
-                    }
-                    anyhow::Ok(())
-                },
-            )?;
+            let stats = build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
+                let resolved = models.resolve(recs);
+                let est = model::estimate(recs, &resolved);
+                for (r, e) in recs.iter().zip(&est) {
+                    side.add(r, e);
+                }
+                anyhow::Ok(())
+            })?;
             if !args.quiet {
                 input::parse_summary(&trace, &stats);
             }

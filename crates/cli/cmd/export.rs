@@ -210,19 +210,11 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
             false,
         );
         let mut p = w.begin(trace, rank, window)?;
-        let built = build::build(
-            trace,
-            enclosing,
-            BuildOptions {
-                stack_names: true,
-                ..BuildOptions::default()
-            },
-            |recs| {
-                phase.inc(recs.len() as u64);
-                w.kernels(&mut p, recs)
-                    .with_context(|| format!("writing {out_name}"))
-            },
-        );
+        let built = build::build(trace, enclosing, BuildOptions::default(), |recs| {
+            phase.inc(recs.len() as u64);
+            w.kernels(&mut p, recs)
+                .with_context(|| format!("writing {out_name}"))
+        });
         built?;
         let n = w.end(p).with_context(|| format!("writing {out_name}"))?;
         drop(phase);

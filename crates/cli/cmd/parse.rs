@@ -105,7 +105,6 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         BuildOptions {
             compat: args.compat,
             stack: args.stack.form(args.stack_bytes),
-            stack_names: true,
         },
         |_| (),
         |records, ()| {
@@ -182,7 +181,6 @@ fn parquet(
         BuildOptions {
             compat: args.compat,
             stack: args.stack.form(args.stack_bytes),
-            stack_names: true,
         },
         |records| {
             table

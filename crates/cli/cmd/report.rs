@@ -224,10 +224,7 @@ fn one_profile(
         let stats = build::build_overlapped(
             &trace,
             &enclosing,
-            BuildOptions {
-                stack_names: true,
-                ..BuildOptions::default()
-            },
+            BuildOptions::default(),
             |recs| {
                 records.inc(recs.len() as u64);
                 models.resolve(recs)

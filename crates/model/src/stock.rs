@@ -64,31 +64,30 @@ impl<'a> StockMarker<'a> {
 /// named `x, seq = 5` keeps its name and has no sequence number. A length
 /// that does not fit the text falls back to [`parse_head`].
 pub fn parse_head_split(text: &str, name_len: usize) -> Head<'_> {
-    match split_name(text, name_len) {
-        Some((name, fields)) => Head {
-            name,
-            ..parse_head(fields)
-        },
-        None => parse_head(text),
-    }
+    read_split(text, name_len, parse_head, |h, name| Head { name, ..h })
 }
 
 /// [`parse`] of a marker whose name is its first `name_len` bytes (see
 /// [`parse_head_split`]).
 pub fn parse_split(text: &str, name_len: usize) -> StockMarker<'_> {
-    match split_name(text, name_len) {
-        Some((name, fields)) => StockMarker {
-            name,
-            ..parse(fields)
-        },
-        None => parse(text),
-    }
+    read_split(text, name_len, parse, |m, name| StockMarker { name, ..m })
 }
 
-/// The name and the fields after it.
-fn split_name(text: &str, name_len: usize) -> Option<(&str, &str)> {
-    text.is_char_boundary(name_len)
-        .then(|| text.split_at(name_len))
+/// `read` of the fields after the first `name_len` bytes, then `named`
+/// gives it those bytes as its name; `read` of the whole text when the
+/// length does not fit it.
+fn read_split<'a, T>(
+    text: &'a str,
+    name_len: usize,
+    read: impl Fn(&'a str) -> T,
+    named: impl FnOnce(T, &'a str) -> T,
+) -> T {
+    if text.is_char_boundary(name_len) {
+        let (name, fields) = text.split_at(name_len);
+        named(read(fields), name)
+    } else {
+        read(text)
+    }
 }
 
 /// True when `name` names a backward node (`Backward` + optional digits at

@@ -35,12 +35,6 @@ pub struct BuildOptions {
     /// How much of the enclosing ranges each record carries (default: all,
     /// as the commands reading a profile directly need).
     pub stack: crate::model::StackForm,
-    /// Give each record the length of each `stack` entry's name when the
-    /// entries are PyTorch-profiler operators (`Record::stack_names`), so
-    /// that the classification, the op models and any later reader of the
-    /// record take the names whole and read only rprof's own fields from
-    /// the text. Ignored under `compat` (apex.pyprof reads the text).
-    pub stack_names: bool,
 }
 
 /// What happened, for the stderr summary.
@@ -475,7 +469,9 @@ fn record<'t>(
                 Vec::new()
             };
             // the length of every entry's name, or of none
-            let names: Vec<u32> = if opts.stack_names && !compat {
+            // (PyTorch-profiler operators; not under compat, where
+            // apex.pyprof's reading of the text is the point)
+            let names: Vec<u32> = if !compat {
                 rs.iter()
                     .map(|r| op_name_len(trace, r.text))
                     .collect::<Option<Vec<u32>>>()

@@ -205,25 +205,22 @@ impl JsonWriter<'_> {
     }
 
     fn key_ints(&mut self, key: &str, v: &[i64]) {
-        self.key(key);
-        self.out.push(b'[');
-        for (i, &n) in v.iter().enumerate() {
-            if i > 0 {
-                self.out.push(b',');
-            }
-            self.int(n);
-        }
-        self.out.push(b']');
+        self.key_list(key, v, |w, n| w.int(n));
     }
 
     fn key_uints(&mut self, key: &str, v: &[u32]) {
+        self.key_list(key, v, |w, n| w.uint(u64::from(n)));
+    }
+
+    /// `,"key":[…]`, each item written by `item`.
+    fn key_list<T: Copy>(&mut self, key: &str, v: &[T], mut item: impl FnMut(&mut Self, T)) {
         self.key(key);
         self.out.push(b'[');
         for (i, &n) in v.iter().enumerate() {
             if i > 0 {
                 self.out.push(b',');
             }
-            self.uint(u64::from(n));
+            item(self, n);
         }
         self.out.push(b']');
     }
