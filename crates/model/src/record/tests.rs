@@ -148,6 +148,15 @@ fn stack_runs_are_expanded_on_reading() {
     assert_eq!(back.stack, vec!["a", "a", "b", "b", "b"]);
     assert_eq!(back.domains, vec!["", "", "d", "d", "d"]);
     assert!(back.stack_runs.is_empty());
+    // name lengths follow their entries
+    r.stack_names = vec![1, 0];
+    line.clear();
+    r.write_json(&mut line);
+    let Line::Record(back) = read_line(std::str::from_utf8(&line).unwrap()).unwrap() else {
+        panic!("not a record")
+    };
+    assert_eq!(back.stack_names, vec![1, 1, 0, 0, 0]);
+    r.stack_names.clear();
     // counts that do not match the entries are an error, not a guess
     r.stack_runs = vec![1];
     line.clear();
@@ -191,4 +200,39 @@ proptest::proptest! {
             proptest::prop_assert_eq!(back.dir.is_bprop(), text == "bprop");
         }
     }
+}
+
+/// `stackNames` from a hostile file: a negative or fractional length is an
+/// error for the line; lengths that do not fit their texts or their count
+/// are kept as read and read as no lengths (`rprof_model::stock`'s split
+/// readers fall back to the whole text, the op models to the grammar).
+#[test]
+fn stack_names_from_a_hostile_file() {
+    let r = Record {
+        stack: vec!["ab, seq = 3".into()],
+        stack_names: vec![7],
+        ..Record::default()
+    };
+    let mut good = Vec::new();
+    r.write_json(&mut good);
+    let good = String::from_utf8(good).unwrap();
+    assert!(good.contains("\"stackNames\":[7]"));
+    let line = |names: &str| good.replace("\"stackNames\":[7]", &format!("\"stackNames\":{names}"));
+    assert!(read_line(&line("[-1]")).is_err());
+    assert!(read_line(&line("[1.5]")).is_err());
+    assert!(read_line(&line("[4294967296]")).is_err());
+    let big = line("[4000000000]");
+    let Line::Record(r) = read_line(&big).unwrap() else {
+        panic!("not a record")
+    };
+    assert_eq!(r.stack_names, vec![4_000_000_000]);
+    let text = &r.stack[0];
+    // a length past the text: the grammar reads it whole
+    let m = crate::stock::parse_split(text, r.stack_names[0] as usize);
+    assert_eq!((m.name, m.seq), ("ab", Some(3)));
+    // inside a character: the same
+    assert_eq!(crate::stock::parse_head_split("é, seq = 1", 1).name, "é");
+    // a length that fits: the name is taken whole
+    let m = crate::stock::parse_split(text, text.len());
+    assert_eq!((m.name, m.seq), ("ab, seq = 3", None));
 }
