@@ -331,10 +331,14 @@ impl Summarizer {
                     Key::Op => est.op,
                     // one group per range or op name, not per call: stock
                     // PyTorch's fields (seq, op_id, sizes) differ per call
-                    Key::Nvtx => innermost_name(rec),
+                    Key::Nvtx => match rec.stack.len() {
+                        0 => "",
+                        n => rec.stack_head(n - 1).name,
+                    },
                     Key::OpShape => {
                         scratch.clear();
-                        if let Some(m) = innermost_marker(rec) {
+                        if let Some(last) = rec.stack.len().checked_sub(1) {
+                            let m = rec.stack_marker(last);
                             push_op_shape(m.name, m.sizes.as_ref(), &mut scratch);
                         }
                         &scratch
@@ -472,37 +476,6 @@ impl Summarizer {
             gpu_time: None,
         }
     }
-}
-
-/// The stock-marker name of the innermost stack entry (`""` for none):
-/// taken whole when the record carries its length (a PyTorch-profiler
-/// operator), else read from the text without its fields.
-fn innermost_name<'r>(rec: &'r Record<'_>) -> &'r str {
-    let Some(text) = rec.stack.last() else {
-        return "";
-    };
-    match innermost_name_len(rec) {
-        Some(n) => rprof_model::stock::parse_head_split(text, n).name,
-        None => rprof_model::stock::parse_head(text).name,
-    }
-}
-
-/// The length of the innermost stack entry's name, when the record
-/// carries the lengths.
-fn innermost_name_len(rec: &Record<'_>) -> Option<usize> {
-    (rec.stack_names.len() == rec.stack.len())
-        .then(|| rec.stack_names.last().map(|&n| n as usize))
-        .flatten()
-}
-
-/// The stock marker of the innermost stack entry, its name taken whole
-/// when the record carries its length (a PyTorch-profiler operator).
-fn innermost_marker<'r>(rec: &'r Record<'_>) -> Option<rprof_model::stock::StockMarker<'r>> {
-    let text = rec.stack.last()?;
-    Some(match innermost_name_len(rec) {
-        Some(n) => rprof_model::stock::parse_split(text, n),
-        None => rprof_model::stock::parse(text),
-    })
 }
 
 /// `NAME [[d, …], …]`: the stock marker's name and input shapes, or the

@@ -328,7 +328,6 @@ fn build_with<T: Send, E: From<Error>>(
                 markers::classify_prepared(&texts, &pre, compat)
             })
             .collect();
-
         let mut records = Vec::with_capacity(chunk.len());
         for (&ki, c) in chunk.iter().zip(classified) {
             let k = &trace.kernels[ki as usize];
@@ -345,8 +344,7 @@ fn build_with<T: Send, E: From<Error>>(
                     stats.without_range += 1;
                 }
             }
-            let rec = record(trace, enclosing, k, &names, c, ids, opts);
-            records.push(rec);
+            records.push(record(trace, enclosing, k, &names, c, ids, opts));
         }
         stats.records += records.len() as u64;
         records

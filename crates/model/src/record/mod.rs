@@ -285,6 +285,40 @@ fn yes() -> bool {
     true
 }
 
+impl<'a> Record<'a> {
+    /// The length of the name of `stack` entry `i`, when the record carries
+    /// the lengths (`stack_names`, one per entry).
+    pub fn stack_name_len(&self, i: usize) -> Option<usize> {
+        if self.stack_names.len() == self.stack.len() {
+            self.stack_names.get(i).map(|&n| n as usize)
+        } else {
+            None
+        }
+    }
+
+    /// The stock-marker head of `stack` entry `i` (empty past the end): its
+    /// name taken whole when its length is known
+    /// ([`stock::parse_head_split`](crate::stock::parse_head_split)), else
+    /// read by the grammar.
+    pub fn stack_head(&self, i: usize) -> crate::stock::Head<'_> {
+        let text = self.stack.get(i).map_or("", |t| t);
+        match self.stack_name_len(i) {
+            Some(n) => crate::stock::parse_head_split(text, n),
+            None => crate::stock::parse_head(text),
+        }
+    }
+
+    /// The stock marker of `stack` entry `i`, as [`Record::stack_head`]
+    /// reads its name.
+    pub fn stack_marker(&self, i: usize) -> crate::stock::StockMarker<'_> {
+        let text = self.stack.get(i).map_or("", |t| t);
+        match self.stack_name_len(i) {
+            Some(n) => crate::stock::parse_split(text, n),
+            None => crate::stock::parse(text),
+        }
+    }
+}
+
 impl Record<'_> {
     /// Copy every borrowed string so the record outlives its input line.
     pub fn into_owned(self) -> Record<'static> {

@@ -172,39 +172,11 @@ fn text_at<'s>(rec: &'s Record<'_>, i: usize) -> &'s str {
     rec.stack.get(i).map_or("", |t| t)
 }
 
-/// The length of the name of `rec`'s stack entry `i`, when the record
-/// carries them (PyTorch-profiler operators read from a profile).
-fn name_len_at(rec: &Record<'_>, i: usize) -> Option<usize> {
-    if rec.stack_names.len() == rec.stack.len() {
-        rec.stack_names.get(i).map(|&n| n as usize)
-    } else {
-        None
-    }
-}
-
-/// The head of `rec`'s stack entry `i` (its name taken whole when its
-/// length is known).
-fn head_at<'s>(rec: &'s Record<'_>, i: usize) -> Head<'s> {
-    match name_len_at(rec, i) {
-        Some(n) => grammar::parse_head_split(text_at(rec, i), n),
-        None => grammar::parse_head(text_at(rec, i)),
-    }
-}
-
-/// The marker of `rec`'s stack entry `i` (its name taken whole when its
-/// length is known).
-fn marker_at<'s>(rec: &'s Record<'_>, i: usize) -> StockMarker<'s> {
-    match name_len_at(rec, i) {
-        Some(n) => grammar::parse_split(text_at(rec, i), n),
-        None => grammar::parse(text_at(rec, i)),
-    }
-}
-
 /// The part of `rec`'s stack entry `i` that may hold fields: the text
 /// after the name when its length is known, else the whole text.
 fn fields_at<'s>(rec: &'s Record<'_>, i: usize) -> &'s str {
     let text = text_at(rec, i);
-    name_len_at(rec, i)
+    rec.stack_name_len(i)
         .and_then(|n| text.get(n..))
         .unwrap_or(text)
 }
@@ -253,7 +225,7 @@ fn find<'s>(
         if spec.is_none() && !other {
             continue;
         }
-        let m = marker_at(rec, i);
+        let m = rec.stack_marker(i);
         if m.malformed {
             continue;
         }
@@ -280,7 +252,7 @@ fn find<'s>(
                 continue;
             };
             if !outer.defer_to_outer && same_family(outer, spec) {
-                let m = marker_at(rec, j);
+                let m = rec.stack_marker(j);
                 if !m.malformed {
                     f.anchor = Some((j, outer, m));
                     break;
@@ -367,7 +339,7 @@ impl State {
             match spec.map(|s| s.spec.rule) {
                 // 3. convolution_backward(grad_out, x, w)
                 Some(Rule::AtenConvBackward) => {
-                    let m = marker_at(rec, i);
+                    let m = rec.stack_marker(i);
                     let pick = spec.map_or(&[][..], |s| s.args.pick);
                     let at = |k: usize| pick.get(k).copied().unwrap_or(k);
                     if let Some(s) = &m.sizes
@@ -387,7 +359,7 @@ impl State {
                             .flatten()
                             .is_some_and(|p| p.spec.rule == Rule::AtenConv) =>
                 {
-                    let (parent, child) = (marker_at(rec, i - 1), marker_at(rec, i));
+                    let (parent, child) = (rec.stack_marker(i - 1), rec.stack_marker(i));
                     if let (Some(ps), Some(cs)) = (&parent.sizes, &child.sizes)
                         && let (Some(x), Some(w), Some(y)) = (ps.first(), ps.get(1), cs.first())
                     {
@@ -403,7 +375,7 @@ impl State {
                     }
                     && has_sizes_field(rec, i) =>
                 {
-                    let m = marker_at(rec, i);
+                    let m = rec.stack_marker(i);
                     let gy = m.sizes.as_ref().and_then(|s| s.first());
                     let f = h.seq.and_then(|q| self.fwd.find(q, h.name));
                     if let (Some(gy), Some(f)) = (gy, f) {
@@ -421,7 +393,7 @@ impl State {
             }
             // 1. a consumer naming a waiting convolution
             if self.conv.waiting() && has_input_ids_field(rec, i) {
-                let m = marker_at(rec, i);
+                let m = rec.stack_marker(i);
                 if let (Some(s), Some(ids)) = (&m.sizes, &m.input_op_ids) {
                     self.conv.consumer(s, ids);
                 }
@@ -441,7 +413,7 @@ impl State {
         }
         // the two per-record lists reuse the buffers of the last record
         let mut heads: Vec<Head<'_>> = std::mem::take(&mut self.heads);
-        heads.extend((0..rec.stack.len()).map(|i| head_at(rec, i)));
+        heads.extend((0..rec.stack.len()).map(|i| rec.stack_head(i)));
         let mut specs = std::mem::take(&mut self.specs);
         specs.extend(heads.iter().map(|h| lookup_stock(h.name)));
         let out = self.resolve_stack(rec, pyprof, &heads, &specs);
@@ -553,7 +525,7 @@ impl State {
                         text_at(rec, i),
                         op,
                         has_sizes_field(rec, i),
-                        name_len_at(rec, i),
+                        rec.stack_name_len(i),
                     );
                 }
             }
@@ -654,7 +626,7 @@ pub(crate) struct Stocked<'a> {
 /// The parallel part: the model of the anchor on one kernel.
 pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a> {
     let full_op: &'a str = match &st.op {
-        OpName::Stack(i) => head_at(rec, *i).name,
+        OpName::Stack(i) => rec.stack_head(*i).name,
         OpName::Forward(f) => f.op(),
         OpName::Node(n) => n,
     };
@@ -663,7 +635,7 @@ pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a>
         _ => split_ns(full_op),
     };
     let m = match &st.source {
-        Source::Stack(i) => marker_at(rec, *i),
+        Source::Stack(i) => rec.stack_marker(*i),
         Source::Forward(f) => f.marker(),
         Source::None => StockMarker::default(),
     };
