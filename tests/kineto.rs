@@ -332,6 +332,14 @@ fn operator_fields_are_not_parsed_back_from_text() {
     let keys = crate::util::row_keys(&v);
     assert_eq!(keys, ["aten::mm", "mark, seq = 8"]);
 
+    // the host views name a launch's innermost operator the same way
+    // (`launch`, by operator)
+    let out = run(rprof().args(["launch", "-q", "--format", "json"]).arg(&p));
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ops = crate::util::texts_of(&v, "by_op", "name");
+    assert_eq!(ops, ["aten::mm", "mark, seq = 8"]);
+
     // the record file (JSON Lines and Parquet) keeps the lengths: `prof`
     // on it prints what it prints on the trace
     let dict = dir.path().join("t.dict");

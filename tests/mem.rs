@@ -225,12 +225,7 @@ fn nsys_allocations_hand_computed() {
 fn nsys_copies_and_flags_hand_computed() {
     let dir = tempfile::tempdir().unwrap();
     let v = json_of(&mem_trace(dir.path()));
-    let kinds: Vec<&str> = v["copies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["kind"].as_str().unwrap())
-        .collect();
+    let kinds = crate::util::texts_of(&v, "copies", "kind");
     assert_eq!(kinds, ["HtoD", "DtoH", "DtoD", "memset"]);
     let h = &v["copies"][0];
     assert_eq!(

@@ -48,10 +48,16 @@ macro_rules! corpus_or_skip {
 
 /// The `key` of each of a JSON report's `rows`, in order.
 pub fn row_keys(v: &serde_json::Value) -> Vec<&str> {
-    v["rows"]
+    texts_of(v, "rows", "key")
+}
+
+/// The text `field` of each object in the JSON report's list `list`, in
+/// order.
+pub fn texts_of<'v>(v: &'v serde_json::Value, list: &str, field: &str) -> Vec<&'v str> {
+    v[list]
         .as_array()
-        .expect("rows")
+        .expect("a list")
         .iter()
-        .map(|r| r["key"].as_str().expect("a text key"))
+        .map(|r| r[field].as_str().expect("a text"))
         .collect()
 }
