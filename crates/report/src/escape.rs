@@ -20,14 +20,37 @@ use std::fmt::Write as _;
 /// assert_eq!(escape_control("plain é"), "plain é");
 /// ```
 pub fn escape_control(s: &str) -> Cow<'_, str> {
-    // printable ASCII, the common case, checked byte by byte first (the
-    // walk by chars was a share of writing a large report)
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) || !s.chars().any(char::is_control) {
+    // printable ASCII, the common case, checked first (the walk by chars
+    // was a share of writing a large report)
+    if printable_ascii(s.as_bytes()) || !s.chars().any(char::is_control) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     push_escaped(&mut out, s);
     Cow::Owned(out)
+}
+
+/// Whether every byte of `s` is printable ASCII (0x20 to 0x7e).
+/// Hand-written for speed: a large report checks a gigabyte of names, and
+/// the byte-at-a-time walk of `Iterator::all` (which stops at the first
+/// miss) is not vectorised; this checks 32 bytes per step without a branch
+/// inside the step, which the compiler turns into vector instructions.
+pub fn printable_ascii(s: &[u8]) -> bool {
+    let mut blocks = s.chunks_exact(32);
+    for block in &mut blocks {
+        let mut outside = 0u8;
+        for &b in block {
+            // 0x20..=0x7e maps to 0..=0x5e; every other byte above it
+            outside |= u8::from(b.wrapping_sub(0x20) > 0x5e);
+        }
+        if outside != 0 {
+            return false;
+        }
+    }
+    blocks
+        .remainder()
+        .iter()
+        .all(|b| b.wrapping_sub(0x20) <= 0x5e)
 }
 
 /// Append `s` to `out`, control characters escaped as in [`escape_control`].
@@ -49,6 +72,24 @@ pub fn push_escaped(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every byte value at every position of strings longer and shorter
+    /// than a block, against the definition.
+    #[test]
+    fn printable_ascii_is_the_byte_range() {
+        for len in [0usize, 1, 31, 32, 33, 64, 95] {
+            let clean: Vec<u8> = (0..len).map(|i| b' ' + (i % 95) as u8).collect();
+            assert!(printable_ascii(&clean), "{len}");
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = clean.clone();
+                    s[at] = b;
+                    let want = (0x20..0x7f).contains(&b);
+                    assert_eq!(printable_ascii(&s), want, "{len} {at} {b}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn escapes_every_control_character() {

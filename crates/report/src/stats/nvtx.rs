@@ -1,6 +1,7 @@
 //! The NVTX reports: range sums, kernels by enclosing range, and ranges
 //! projected onto the GPU.
 
+use rayon::iter::IntoParallelRefMutIterator;
 use rayon::iter::{IndexedParallelIterator, ParallelIterator};
 use rayon::slice::{ParallelSlice, ParallelSliceMut};
 use rprof_model::FastMap;
@@ -78,13 +79,24 @@ fn keys_of(names: &Names, ids: &[NameId], depth: usize, out: &mut [TextKey]) {
     }
 }
 
+/// Runs of at most this many names are sorted by comparing their bytes.
+/// A pass costs a key vector and three calls into the thread pool
+/// whatever its size, and on the 1 M-kernel export nearly half a million
+/// runs of two or three names (texts alike in their first 32 bytes) spent
+/// most of the sort's time on that.
+const SMALL_RUN: usize = 64;
+
+/// Runs with fewer names than this take their passes on this thread.
+const PARALLEL_RUN: usize = 1 << 14;
+
 /// Sort `ids` by their names' bytes (interned: distinct ids have distinct
 /// texts). Hand-written for speed: a large export has millions of distinct
 /// names sharing long prefixes (`aten::empty, op_id = 990346`), and a
 /// comparison sort fetched two names from the arena at every comparison.
 /// Here each pass sorts integer keys made of 16 bytes of each name, and
 /// only the runs of names that agree on all of them (and go on) take the
-/// next 16 bytes, as a most-significant-digit radix sort does.
+/// next 16 bytes, as a most-significant-digit radix sort does; a small run
+/// is sorted by comparing its names from that depth on.
 fn sort_by_text(names: &Names, ids: &mut [NameId]) {
     let mut work = vec![(0, ids.len(), 0)];
     let mut keys: Vec<TextKey> = Vec::new();
@@ -92,17 +104,29 @@ fn sort_by_text(names: &Names, ids: &mut [NameId]) {
         let Some(part) = ids.get_mut(a..b) else {
             continue;
         };
+        if part.len() <= SMALL_RUN {
+            let tail = |id: NameId| names.get(id).as_bytes().get(depth..).unwrap_or(&[]);
+            // distinct ids have distinct texts; the id decides only if not
+            part.sort_unstable_by(|&x, &y| tail(x).cmp(tail(y)).then(x.cmp(&y)));
+            continue;
+        }
         // the names in arena order: each pass reads the arena forwards
         // (large sorts on the thread pool, here and below: the same order,
         // the keys being distinct or equal only when the items are)
-        part.par_sort_unstable();
         keys.clear();
         keys.resize(part.len(), TextKey::default());
-        keys.par_chunks_mut(KEY_CHUNK)
-            .zip(part.par_chunks(KEY_CHUNK))
-            .for_each(|(keys, ids)| keys_of(names, ids, depth, keys));
-        // keys are distinct (ids are), so any sort gives one order
-        keys.par_sort_unstable();
+        if part.len() < PARALLEL_RUN {
+            part.sort_unstable();
+            keys_of(names, part, depth, &mut keys);
+            keys.sort_unstable();
+        } else {
+            part.par_sort_unstable();
+            keys.par_chunks_mut(KEY_CHUNK)
+                .zip(part.par_chunks(KEY_CHUNK))
+                .for_each(|(keys, ids)| keys_of(names, ids, depth, keys));
+            // keys are distinct (ids are), so any sort gives one order
+            keys.par_sort_unstable();
+        }
         for (slot, k) in part.iter_mut().zip(&keys) {
             *slot = k.id;
         }
@@ -519,6 +543,8 @@ struct KernRow {
     kname: NameId,
     ranges: i64,
     stat: Stat,
+    /// The ranks of the range's and the kernel's names (for the order).
+    ranks: [u32; 2],
 }
 
 struct KernRows {
@@ -581,9 +607,15 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
         return no_data(t, "CUDA API data");
     };
     super::base_note(v, req, &mut t);
-    let ranges = range_index(v);
-    let index = api_index(api);
-    let (slot, queries) = call_queries(&index, kernels.iter().map(|k| (k.pid, k.correlation)));
+    // the ranges' index beside the calls' (each a single pass of its own)
+    let (ranges, (index, (slot, queries))) = rayon::join(
+        || range_index(v),
+        || {
+            let index = api_index(api);
+            let q = call_queries(&index, kernels.iter().map(|k| (k.pid, k.correlation)));
+            (index, q)
+        },
+    );
     let found = Found::new(&ranges, &queries);
     drop(queries);
     // the names' order (for the rows' order) is worked out on a second
@@ -706,6 +738,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                 kname: h.kname,
                 ranges: rids.len() as i64,
                 stat: Stat::of_sorted(&durs),
+                ranks: [0; 2],
             });
             i = j;
         }
@@ -720,17 +753,33 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             if n == NONE {
                 0
             } else {
-                u64::from(rank.get(n as usize).copied().unwrap_or(u32::MAX)) + 1
+                rank.get(n as usize)
+                    .copied()
+                    .unwrap_or(u32::MAX)
+                    .saturating_add(1)
             }
         };
-        let thread_key = |t: u32| threads.get(t as usize).copied();
+        // the threads renumbered in (pid, tid) order, and each row's names'
+        // ranks set once: looked up at every comparison, the ranks were a
+        // cache miss each
+        let mut order: Vec<u32> = (0..threads.len() as u32).collect();
+        order.sort_unstable_by_key(|&t| threads[t as usize]);
+        let mut renumber = vec![NONE; threads.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old as usize] = new as u32;
+        }
+        let threads: Vec<(u64, u64)> = order.iter().map(|&t| threads[t as usize]).collect();
+        rows.par_iter_mut().for_each(|r| {
+            r.thread = renumber.get(r.thread as usize).copied().unwrap_or(NONE);
+            r.ranks = [rank_of(r.range), rank_of(r.kname)];
+        });
+        // (no thread first)
         rows.par_sort_unstable_by(|a, b| {
-            rank_of(a.range)
-                .cmp(&rank_of(b.range))
-                .then_with(|| thread_key(a.thread).cmp(&thread_key(b.thread)))
+            (a.ranks[0], a.thread.wrapping_add(1))
+                .cmp(&(b.ranks[0], b.thread.wrapping_add(1)))
                 .then(b.stat.total.cmp(&a.stat.total))
                 .then(a.style.cmp(&b.style))
-                .then_with(|| rank_of(a.kname).cmp(&rank_of(b.kname)))
+                .then(a.ranks[1].cmp(&b.ranks[1]))
         });
         t.source = Some(Box::new(KernRows { rows, threads }));
         t
@@ -794,8 +843,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     if v.kernels.is_none() && v.memops.is_none() {
         return no_data(t, "GPU operation data");
     }
-    let ranges = range_index(v);
-    let pr = projection(v, api, &ranges, !trace);
+    let (ranges, pr) = projection(v, api, !trace);
     let Projection {
         proj,
         nops,
@@ -912,26 +960,48 @@ struct Projection {
     rank: Option<Vec<u32>>,
 }
 
-/// What each range projects onto the GPU; with `rank`, also the ranks of
-/// the names of the ranges that have a projection.
-fn projection(v: &View<'_>, api: &[ApiRow], ranges: &[Ridx], rank: bool) -> Projection {
-    let index = api_index(api);
-    // GPU operations: (start, end, pid, correlation)
-    let ops: Vec<(i64, i64, Option<u64>, i64)> = v
-        .kernels
-        .as_deref()
-        .unwrap_or(&[])
-        .iter()
-        .map(|k| (k.start_ns, k.end_ns, k.pid, k.correlation))
-        .chain(
-            v.memops
+/// The ranges' index and what each range projects onto the GPU; with
+/// `rank`, also the ranks of the names of the ranges that have a
+/// projection.
+fn projection(v: &View<'_>, api: &[ApiRow], rank: bool) -> (Vec<Ridx>, Projection) {
+    // the ranges' index beside the calls' (each a single pass of its own)
+    let (ranges, (index, ops, (slot, queries))) = rayon::join(
+        || range_index(v),
+        || {
+            let index = api_index(api);
+            // GPU operations: (start, end, pid, correlation)
+            let ops: Vec<(i64, i64, Option<u64>, i64)> = v
+                .kernels
                 .as_deref()
                 .unwrap_or(&[])
                 .iter()
-                .map(|m| (m.start_ns, m.end_ns, m.pid, m.correlation)),
-        )
-        .collect();
-    let (slot, queries) = call_queries(&index, ops.iter().map(|o| (o.2, o.3)));
+                .map(|k| (k.start_ns, k.end_ns, k.pid, k.correlation))
+                .chain(
+                    v.memops
+                        .as_deref()
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(|m| (m.start_ns, m.end_ns, m.pid, m.correlation)),
+                )
+                .collect();
+            let q = call_queries(&index, ops.iter().map(|o| (o.2, o.3)));
+            (index, ops, q)
+        },
+    );
+    let projection = project(&ranges, &index, ops, &slot, queries, rank, &v.data.names);
+    (ranges, projection)
+}
+
+/// [`projection`] once the ranges and the calls are indexed.
+fn project(
+    ranges: &[Ridx],
+    index: &super::ApiIndex<'_>,
+    ops: Vec<(i64, i64, Option<u64>, i64)>,
+    slot: &[u32],
+    queries: Vec<Query>,
+    rank: bool,
+    names: &Names,
+) -> Projection {
     let found = Found::new(ranges, &queries);
     drop(queries);
     // the names' order (for the sums' ties) is worked out on a second
@@ -939,7 +1009,7 @@ fn projection(v: &View<'_>, api: &[ApiRow], ranges: &[Ridx], rank: bool) -> Proj
     // GPU operation's launch, which are the ranges with a projection, so
     // every name of the report's rows (ranking every range's name took as
     // long as the projection beside it, on the same two cores)
-    let (names, flat) = (&v.data.names, &found.flat);
+    let flat = &found.flat;
     std::thread::scope(|sc| {
         let ranker = rank.then(|| {
             sc.spawn(move || {
@@ -1268,6 +1338,41 @@ mod tests {
         for (t, &id) in texts.iter().zip(&ids) {
             let r = rank[id as usize] as usize;
             assert_eq!(distinct[r], t.as_str());
+        }
+    }
+
+    proptest::proptest! {
+        /// Runs of every size around the small-run and the parallel-pass
+        /// limits, at depths of 16, 32 and 48 bytes: the ranks order the
+        /// names as a plain sort by bytes does.
+        #[test]
+        fn ranks_runs_of_any_size_by_their_bytes(
+            parts in proptest::collection::vec((0usize..4, 0u32..400, 0u32..3), 1..400),
+            big in 0usize..2,
+        ) {
+            let prefixes = [
+                "",
+                "aten::empty, op_",
+                "aten::empty, op_id = 1234567890",
+                "aten::empty, op_id = 1234567890, seq = 98765432",
+            ];
+            let mut texts: Vec<String> = parts
+                .iter()
+                .map(|&(p, n, tail)| format!("{}{n}{}", prefixes[p], "x".repeat(tail as usize)))
+                .collect();
+            // one run past the parallel passes' limit, now and then
+            if big == 1 {
+                texts.extend((0..PARALLEL_RUN as u32 + 7).map(|n| format!("{}{n}", prefixes[2])));
+            }
+            let mut names = Names::default();
+            let ids: Vec<NameId> = texts.iter().map(|t| names.intern(t)).collect();
+            let rank = rank_names(&names, ids.iter().rev().copied());
+            let mut distinct: Vec<&str> = texts.iter().map(String::as_str).collect();
+            distinct.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            distinct.dedup();
+            for (t, &id) in texts.iter().zip(&ids) {
+                proptest::prop_assert_eq!(distinct[rank[id as usize] as usize], t.as_str());
+            }
         }
     }
 

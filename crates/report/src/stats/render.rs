@@ -451,7 +451,7 @@ impl NameSet {
 /// Characters of `s` as the text layouts print it (control characters
 /// escaped); printable ASCII without the escaper.
 fn shown_width(s: &str) -> usize {
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    if crate::escape::printable_ascii(s.as_bytes()) {
         s.len()
     } else {
         shown(s).chars().count()
@@ -531,15 +531,9 @@ fn measure(t: &Table, names: &Names, o: &Options) -> (Vec<usize>, Vec<bool>) {
 /// Rows per chunk of [`measure`].
 const MEASURE_ROWS: usize = 16384;
 
-/// Append `n` spaces (a slice at a time: pushed one char at a time, they
-/// were a share of writing a large report).
-fn push_spaces(line: &mut String, mut n: usize) {
-    const SPACES: &str = "                                                                ";
-    while n > 0 {
-        let k = n.min(SPACES.len());
-        line.push_str(&SPACES[..k]);
-        n -= k;
-    }
+/// Append `n` spaces.
+fn push_spaces(line: &mut Vec<u8>, n: usize) {
+    line.resize(line.len() + n, b' ');
 }
 
 /// How the text layouts lay out a line.
@@ -553,13 +547,15 @@ struct Layout<'a> {
 }
 
 impl Layout<'_> {
-    /// Append one line of `cells` (column, text, whether to pad it).
-    fn line_into(&self, line: &mut String, cells: &mut dyn Iterator<Item = (usize, &str, bool)>) {
-        line.push_str(self.open);
+    /// Append one line of `cells` (column, text, whether to pad it) to
+    /// `line` (which may hold lines before it).
+    fn line_into(&self, line: &mut Vec<u8>, cells: &mut dyn Iterator<Item = (usize, &str, bool)>) {
+        let start = line.len();
+        line.extend_from_slice(self.open.as_bytes());
         let mut first = true;
         for (i, s, pad) in cells {
             if !first {
-                line.push_str(self.sep);
+                line.extend_from_slice(self.sep.as_bytes());
             }
             first = false;
             if pad {
@@ -571,24 +567,24 @@ impl Layout<'_> {
                 let fill = self.widths[i].saturating_sub(len);
                 if self.right[i] {
                     push_spaces(line, fill);
-                    line.push_str(s);
+                    line.extend_from_slice(s.as_bytes());
                 } else {
-                    line.push_str(s);
+                    line.extend_from_slice(s.as_bytes());
                     push_spaces(line, fill);
                 }
             } else {
-                line.push_str(s);
+                line.extend_from_slice(s.as_bytes());
             }
         }
-        if first && !self.boxed {
-            line.clear();
-        } else if first {
-            line.clear();
-            line.push('|');
+        if first {
+            line.truncate(start);
+            if self.boxed {
+                line.push(b'|');
+            }
         } else {
-            line.push_str(self.close);
+            line.extend_from_slice(self.close.as_bytes());
         }
-        line.push('\n');
+        line.push(b'\n');
     }
 }
 
@@ -634,12 +630,12 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
         sep,
         close,
     };
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut write_line =
         |w: &mut dyn Write, cells: &mut dyn Iterator<Item = (usize, &str, bool)>| {
             line.clear();
             layout.line_into(&mut line, cells);
-            w.write_all(line.as_bytes())
+            w.write_all(&line)
         };
     if boxed {
         writeln!(w, "{}", rule())?;
@@ -669,17 +665,25 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
         )?;
     }
     let ncols = t.cols.len();
-    // per chunk: a cell's text, the row's cells, the line
-    type Scratch = (String, Vec<String>, String);
+    // per chunk: a cell's text, the row's cells, and which cells are names
+    // shown as the arena holds them (laid out from there: copying every
+    // name into a cell, the cells into a line and the line into the chunk
+    // was a share of writing a large report)
+    type Scratch = (String, Vec<String>, Vec<bool>);
     t.format_rows(
         names,
-        |_, r, (buf, cells, line): &mut Scratch, out| {
+        |_, r, (buf, cells, as_held): &mut Scratch, out| {
             cells.resize(ncols, String::new());
+            as_held.resize(ncols, false);
             let n = r.len().min(cells.len());
             for (i, c) in r.iter().enumerate().take(n) {
                 cells[i].clear();
+                as_held[i] = false;
                 if let Cell::Name(id) = c {
-                    cells[i].push_str(&shown(names.get(*id)));
+                    match shown(names.get(*id)) {
+                        Cow::Borrowed(_) => as_held[i] = true,
+                        Cow::Owned(s) => cells[i].push_str(&s),
+                    }
                     continue;
                 }
                 cell_into(c, &t.cols[i], names, o, buf);
@@ -689,15 +693,16 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
                     cells[i].push_str(buf);
                 }
             }
-            line.clear();
             layout.line_into(
-                line,
-                &mut cells[..n]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i, s.as_str(), true)),
+                out,
+                &mut cells[..n].iter().enumerate().map(|(i, s)| {
+                    let text = match r[i] {
+                        Cell::Name(id) if as_held[i] => names.get(id),
+                        _ => s.as_str(),
+                    };
+                    (i, text, true)
+                }),
             );
-            out.extend_from_slice(line.as_bytes());
         },
         |bytes| w.write_all(bytes),
     )?;
