@@ -23,9 +23,21 @@ pub struct Names {
     text: String,
     /// Where name `i` ends in `text` (it starts where name `i - 1` ends).
     ends: Vec<usize>,
-    /// Ids by the hash of their text.
-    index: hashbrown::HashTable<NameId>,
+    /// The ids by the hash of their text: an open-addressing table with
+    /// linear probing, each slot the upper 32 bits of the text's hash and
+    /// the id ([`FREE`] for none), at most three quarters full. Hand-written
+    /// for speed: an export can hold millions of distinct NVTX texts, each
+    /// interned once, and a probe of a table that size is a cache miss;
+    /// [`Names::intern_batch`] fetches the slots of the names ahead, which
+    /// a library table does not let one address.
+    slots: Vec<u64>,
 }
+
+/// A free slot of [`Names`]' table (no id is `u32::MAX`).
+const FREE: u64 = u64::MAX;
+
+/// Names interned ahead of the one being interned, their slots fetched.
+const AHEAD: usize = 8;
 
 impl std::fmt::Debug for Names {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -60,9 +72,11 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-fn hash_name(s: &str) -> u64 {
+/// The upper 32 bits of the text's hash: the table's slot index (masked)
+/// and the check kept in the slot.
+fn hash_name(s: &str) -> u32 {
     use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one(s)
+    (foldhash::fast::FixedState::default().hash_one(s) >> 32) as u32
 }
 
 impl Names {
@@ -70,26 +84,78 @@ impl Names {
     /// can have millions of distinct NVTX texts, and two boxed copies of
     /// each (list and map key) took most of the memory of the NVTX reports.
     pub fn intern(&mut self, s: &str) -> NameId {
-        let h = hash_name(s);
-        let (text, ends) = (&self.text, &self.ends);
-        if let Some(&id) = self.index.find(h, |&id| name_at(text, ends, id) == s) {
-            return id;
+        self.intern_hashed(s, hash_name(s))
+    }
+
+    /// The ids of `texts`, in order, onto `out`: the same ids as
+    /// [`intern`](Names::intern) one after the other, with the table's
+    /// slots of the next names fetched while each is interned.
+    pub fn intern_batch(&mut self, texts: &[&str], out: &mut Vec<NameId>) {
+        self.reserve(texts.len());
+        let hashes: Vec<u32> = texts.iter().map(|t| hash_name(t)).collect();
+        for h in hashes.iter().take(AHEAD) {
+            self.prefetch_slot(*h);
+        }
+        for (i, (t, &h)) in texts.iter().zip(&hashes).enumerate() {
+            if let Some(&next) = hashes.get(i + AHEAD) {
+                self.prefetch_slot(next);
+            }
+            out.push(self.intern_hashed(t, h));
+        }
+    }
+
+    fn prefetch_slot(&self, h: u32) {
+        if !self.slots.is_empty() {
+            let mask = self.slots.len() - 1;
+            prefetch(self.slots.as_ptr().wrapping_add(h as usize & mask));
+        }
+    }
+
+    fn intern_hashed(&mut self, s: &str, h: u32) -> NameId {
+        if (self.ends.len() + 1) * 4 > self.slots.len() * 3 {
+            self.grow(self.ends.len() + 1);
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == FREE {
+                break;
+            }
+            if (slot >> 32) as u32 == h && name_at(&self.text, &self.ends, slot as u32) == s {
+                return slot as u32;
+            }
+            i = (i + 1) & mask;
         }
         let id = self.ends.len() as NameId;
         self.text.push_str(s);
         self.ends.push(self.text.len());
-        let (text, ends) = (&self.text, &self.ends);
-        self.index
-            .insert_unique(h, id, |&id| hash_name(name_at(text, ends, id)));
+        self.slots[i] = u64::from(h) << 32 | u64::from(id);
         id
     }
 
-    /// Room for `n` more names in the hash table without growing it (its
-    /// growth re-hashes every name from the arena, in random order).
+    /// A table for at least `n` names at most three quarters full, its
+    /// slots moved by the hashes they keep (no text is read again).
+    fn grow(&mut self, n: usize) {
+        let want = (n.saturating_mul(4) / 3 + 1).next_power_of_two().max(16);
+        if want <= self.slots.len() {
+            return;
+        }
+        let old = std::mem::replace(&mut self.slots, vec![FREE; want]);
+        let mask = want - 1;
+        for slot in old.into_iter().filter(|&s| s != FREE) {
+            let mut i = (slot >> 32) as usize & mask;
+            while self.slots[i] != FREE {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = slot;
+        }
+    }
+
+    /// Room for `n` more names in the table without growing it (growing
+    /// moves every slot).
     pub fn reserve(&mut self, n: usize) {
-        let (text, ends) = (&self.text, &self.ends);
-        self.index
-            .reserve(n, |&id| hash_name(name_at(text, ends, id)));
+        self.grow(self.ends.len().saturating_add(n));
     }
 
     /// The text of `id` (empty for an unknown id).
@@ -451,6 +517,66 @@ mod tests {
         assert_eq!(strip_api_version("cuMemcpy_v2"), "cuMemcpy_v2");
         assert_eq!(strip_api_version("cudaFree"), "cudaFree");
         assert_eq!(strip_api_version("_v1234"), "");
+    }
+
+    /// Texts with the same hash (forced): each keeps its own id, found
+    /// again past the others in the probe sequence, also after the table
+    /// grows and at its last slot (the probe wraps round).
+    #[test]
+    fn same_hash_different_texts() {
+        let mut n = Names::default();
+        let texts: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
+        let ids: Vec<NameId> = texts.iter().map(|t| n.intern_hashed(t, u32::MAX)).collect();
+        assert_eq!(ids, (0..100).collect::<Vec<NameId>>());
+        for (t, &id) in texts.iter().zip(&ids) {
+            assert_eq!(n.intern_hashed(t, u32::MAX), id);
+            assert_eq!(n.get(id), t);
+        }
+        assert_eq!(n.len(), 100);
+        assert!(n.slots.len() >= 134, "{}", n.slots.len());
+    }
+
+    proptest::proptest! {
+        /// Interning one at a time and in batches gives the ids of a map
+        /// from text to first position among the distinct texts, through
+        /// the table's growth.
+        #[test]
+        fn ids_are_first_appearances(
+            picks in proptest::collection::vec(0usize..300, 0..2000),
+            cuts in proptest::collection::vec(0usize..2000, 0..6),
+            reserve in 0usize..3000,
+        ) {
+            let texts: Vec<String> = picks.iter().map(|k| format!("{}#{k}", "x".repeat(k % 7))).collect();
+            let mut model: std::collections::HashMap<&str, NameId> = Default::default();
+            let want: Vec<NameId> = texts
+                .iter()
+                .map(|t| {
+                    let next = model.len() as NameId;
+                    *model.entry(t.as_str()).or_insert(next)
+                })
+                .collect();
+            let mut one = Names::default();
+            let got: Vec<NameId> = texts.iter().map(|t| one.intern(t)).collect();
+            proptest::prop_assert_eq!(&got, &want);
+            // in batches cut anywhere, after a reservation of any size
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(texts.len())).collect();
+            cuts.push(0);
+            cuts.push(texts.len());
+            cuts.sort_unstable();
+            let mut batched = Names::default();
+            batched.reserve(reserve);
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let mut ids = Vec::new();
+            for w in cuts.windows(2) {
+                batched.intern_batch(&refs[w[0]..w[1]], &mut ids);
+            }
+            proptest::prop_assert_eq!(&ids, &want);
+            proptest::prop_assert_eq!(batched.len(), model.len());
+            for (t, &id) in &model {
+                proptest::prop_assert_eq!(batched.get(id), *t);
+                proptest::prop_assert_eq!(one.get(id), *t);
+            }
+        }
     }
 
     #[test]

@@ -492,17 +492,17 @@ impl Found {
 }
 
 /// One query per API call (by its [`ApiIndex`](super::ApiIndex) position)
-/// that launched one of `ops` (pid, correlation id): the call's slot, or
-/// `u32::MAX`.
+/// that launched one of the operations whose calls are `spans` (as
+/// [`ApiIndex::spans`](super::ApiIndex::spans) gives them): the call's
+/// slot, or `u32::MAX`.
 fn call_queries(
     index: &super::ApiIndex<'_>,
-    ops: impl Iterator<Item = (Option<u64>, i64)>,
+    spans: &[std::ops::Range<usize>],
 ) -> (Vec<u32>, Vec<Query>) {
     let mut slot = vec![u32::MAX; index.len()];
     let mut queries = Vec::new();
-    for (pid, corr) in ops {
-        let Some(pid) = pid else { continue };
-        for p in index.span(&(pid, corr)) {
+    for span in spans {
+        for p in span.clone() {
             if slot[p] == u32::MAX {
                 let c = index.at(p);
                 slot[p] = queries.len() as u32;
@@ -608,12 +608,17 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     };
     super::base_note(v, req, &mut t);
     // the ranges' index beside the calls' (each a single pass of its own)
-    let (ranges, (index, (slot, queries))) = rayon::join(
+    let (ranges, (index, spans, (slot, queries))) = rayon::join(
         || range_index(v),
         || {
             let index = api_index(api);
-            let q = call_queries(&index, kernels.iter().map(|k| (k.pid, k.correlation)));
-            (index, q)
+            let keys: Vec<Option<(u64, i64)>> = kernels
+                .iter()
+                .map(|k| k.pid.map(|p| (p, k.correlation)))
+                .collect();
+            let spans = index.spans(&keys);
+            let q = call_queries(&index, &spans);
+            (index, spans, q)
         },
     );
     let found = Found::new(&ranges, &queries);
@@ -655,7 +660,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
         for (ki, k) in kernels.iter().enumerate() {
             let kname = v.kernel_name(k, req.names);
             let dur = k.end_ns.saturating_sub(k.start_ns);
-            let span = k.pid.map_or(0..0, |p| index.span(&(p, k.correlation)));
+            let span = spans.get(ki).cloned().unwrap_or(0..0);
             // the hit of a kernel that no range of `thread` encloses
             let unranged = |thread: u32| Hit {
                 thread,
@@ -965,12 +970,12 @@ struct Projection {
 /// projection.
 fn projection(v: &View<'_>, api: &[ApiRow], rank: bool) -> (Vec<Ridx>, Projection) {
     // the ranges' index beside the calls' (each a single pass of its own)
-    let (ranges, (index, ops, (slot, queries))) = rayon::join(
+    let (ranges, (index, ops, spans, (slot, queries))) = rayon::join(
         || range_index(v),
         || {
             let index = api_index(api);
             // GPU operations: (start, end, pid, correlation)
-            let ops: Vec<(i64, i64, Option<u64>, i64)> = v
+            let ops: Vec<GpuOp> = v
                 .kernels
                 .as_deref()
                 .unwrap_or(&[])
@@ -984,19 +989,33 @@ fn projection(v: &View<'_>, api: &[ApiRow], rank: bool) -> (Vec<Ridx>, Projectio
                         .map(|m| (m.start_ns, m.end_ns, m.pid, m.correlation)),
                 )
                 .collect();
-            let q = call_queries(&index, ops.iter().map(|o| (o.2, o.3)));
-            (index, ops, q)
+            let keys: Vec<Option<(u64, i64)>> = ops.iter().map(|o| o.2.map(|p| (p, o.3))).collect();
+            let spans = index.spans(&keys);
+            let q = call_queries(&index, &spans);
+            (index, ops, spans, q)
         },
     );
-    let projection = project(&ranges, &index, ops, &slot, queries, rank, &v.data.names);
+    let projection = project(
+        &ranges,
+        &index,
+        (ops, spans),
+        &slot,
+        queries,
+        rank,
+        &v.data.names,
+    );
     (ranges, projection)
 }
+
+/// A GPU operation as the projection reads it: start, end, pid,
+/// correlation id.
+type GpuOp = (i64, i64, Option<u64>, i64);
 
 /// [`projection`] once the ranges and the calls are indexed.
 fn project(
     ranges: &[Ridx],
     index: &super::ApiIndex<'_>,
-    ops: Vec<(i64, i64, Option<u64>, i64)>,
+    (ops, spans): (Vec<GpuOp>, Vec<std::ops::Range<usize>>),
     slot: &[u32],
     queries: Vec<Query>,
     rank: bool,
@@ -1027,9 +1046,8 @@ fn project(
         // one row without a range (first start, last end, distinct ids; pid and
         // tid of the first such call)
         let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
-        for op in &ops {
-            let Some(pid) = op.2 else { continue };
-            for p in index.span(&(pid, op.3)) {
+        for (op, span) in ops.iter().zip(&spans) {
+            for p in span.clone() {
                 let c = index.at(p);
                 let rs = found.get(slot[p]);
                 if rs.is_empty() {
@@ -1047,6 +1065,7 @@ fn project(
             }
         }
         drop(ops);
+        drop(spans);
         // distinct correlation ids per range
         corrs.par_sort_unstable();
         corrs.dedup();

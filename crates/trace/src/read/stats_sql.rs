@@ -834,13 +834,27 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
             // until the domains are known), and each row's domain id
             let mut out: Vec<NvtxRow> = Vec::new();
             let mut raw_domains: Vec<i64> = Vec::new();
+            // the batch's inline texts interned together (the table's slots
+            // fetched ahead), then taken in row order
+            let mut ids: Vec<u32> = Vec::new();
             for mut batch in rx {
+                ids.clear();
+                {
+                    let texts: Vec<&str> = batch
+                        .rows
+                        .iter()
+                        .filter_map(|p| match p.text {
+                            PendingText::Inline(a, b) => Some(batch.text.get(a..b).unwrap_or("")),
+                            _ => None,
+                        })
+                        .collect();
+                    names.intern_batch(&texts, &mut ids);
+                }
+                let mut inline = ids.iter();
                 for p in batch.rows.drain(..) {
                     let text = match p.text {
                         PendingText::Known(t) => t,
-                        PendingText::Inline(a, b) => {
-                            names.intern(batch.text.get(a..b).unwrap_or(""))
-                        }
+                        PendingText::Inline(..) => inline.next().copied().unwrap_or(NO_TEXT),
                         PendingText::None => NO_TEXT,
                     };
                     out.push(NvtxRow {
