@@ -918,31 +918,30 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         .collect();
     drop((ranges, proj, nops, level, children, parent));
     pairs.par_sort_unstable_by_key(|p| (p.name, p.style, p.dur, p.range));
-    // the groups summarised side by side, in pieces that start at a group's
-    // first pair (the rows are sorted below on a key unique per group, so
-    // the pieces' order does not matter)
-    let mut cuts: Vec<usize> = (0..PROJ_PIECES)
-        .map(|k| pairs.len() * k / PROJ_PIECES)
-        .collect();
-    cuts.push(pairs.len());
-    for c in cuts.iter_mut() {
-        while *c > 0
-            && *c < pairs.len()
-            && (pairs[*c].name, pairs[*c].style) == (pairs[*c - 1].name, pairs[*c - 1].style)
-        {
-            *c += 1;
+    // where each group of pairs starts (they are sorted by group), then the
+    // groups summarised side by side, each row made in its place (made in
+    // pieces and joined, the rows were copied twice: a share of the
+    // report's time)
+    let mut starts: Vec<usize> = Vec::new();
+    for (i, p) in pairs.iter().enumerate() {
+        if i == 0 || (p.name, p.style) != (pairs[i - 1].name, pairs[i - 1].style) {
+            starts.push(i);
         }
     }
-    cuts.dedup();
-    let mut rows: Vec<ProjSumRow> = cuts
+    starts.push(pairs.len());
+    // (a failed ranking thread: ranked here)
+    let rank = rank.unwrap_or_else(|| rank_names(&v.data.names, pairs.iter().map(|p| p.name)));
+    let mut rows: Vec<ProjSumRow> = starts
         .par_windows(2)
-        .flat_map_iter(|w| proj_sum_rows(&pairs[w[0]..w[1]]))
+        .map_init(Vec::new, |samples, w| {
+            proj_sum_row(&pairs[w[0]..w[1]], &rank, samples)
+        })
         .collect();
     drop(pairs);
-    // (a failed ranking thread: ranked here)
-    let rank = rank.unwrap_or_else(|| rank_names(&v.data.names, rows.iter().map(|r| r.name)));
-    let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
-    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), rank_of(r.name), r.style));
+    drop(rank);
+    // (each row's name rank set as it was made: looked up at every
+    // comparison, the ranks were a cache miss each)
+    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), r.rank, r.style));
     t.source = Some(Box::new(ProjSumRows { rows }));
     t
 }
@@ -1118,9 +1117,6 @@ fn project(
     })
 }
 
-/// Pieces of `nvtx_gpu_proj_sum`'s grouping, summarised side by side.
-const PROJ_PIECES: usize = 16;
-
 /// A range with GPU operations, as `nvtx_gpu_proj_sum` groups it.
 #[derive(Clone, Copy)]
 struct ProjPair {
@@ -1136,39 +1132,38 @@ struct ProjPair {
     children: u32,
 }
 
-/// The rows of sorted `pairs` that hold whole groups.
-fn proj_sum_rows(pairs: &[ProjPair]) -> Vec<ProjSumRow> {
-    let mut rows = Vec::new();
-    let mut samples = Vec::new();
-    for group in pairs.chunk_by(|a, b| (a.name, a.style) == (b.name, b.style)) {
-        let Some(first) = group.first() else {
-            continue;
-        };
-        samples.clear();
-        samples.extend(group.iter().map(|p| p.dur));
-        let mut range_total = 0i128;
-        let (mut ops, mut levels, mut children) = (0i64, 0i64, 0i64);
-        for p in group {
-            range_total += i128::from(p.range_len);
-            ops += i64::from(p.ops);
-            levels += i64::from(p.level);
-            children += i64::from(p.children);
-        }
-        rows.push(ProjSumRow {
-            name: first.name,
-            style: first.style,
-            stat: Stat::of_sorted(&samples),
-            range_total: range_total.clamp(0, i128::from(i64::MAX)) as i64,
-            ops,
-            levels,
-            children,
-        });
+/// The row of one group's pairs (sorted by duration), `samples` a buffer
+/// of the caller's.
+fn proj_sum_row(group: &[ProjPair], rank: &[u32], samples: &mut Vec<i64>) -> ProjSumRow {
+    samples.clear();
+    samples.extend(group.iter().map(|p| p.dur));
+    let mut range_total = 0i128;
+    let (mut ops, mut levels, mut children) = (0i64, 0i64, 0i64);
+    for p in group {
+        range_total += i128::from(p.range_len);
+        ops += i64::from(p.ops);
+        levels += i64::from(p.level);
+        children += i64::from(p.children);
     }
-    rows
+    let (name, style) = group
+        .first()
+        .map_or((NONE, RangeStyle::PushPop), |p| (p.name, p.style));
+    ProjSumRow {
+        rank: rank.get(name as usize).copied().unwrap_or(u32::MAX),
+        name,
+        style,
+        stat: Stat::of_sorted(samples),
+        range_total: range_total.clamp(0, i128::from(i64::MAX)) as i64,
+        ops,
+        levels,
+        children,
+    }
 }
 
 /// One row of `nvtx_gpu_proj_sum`.
 struct ProjSumRow {
+    /// The name's rank (for the order).
+    rank: u32,
     name: NameId,
     style: RangeStyle,
     stat: Stat,
