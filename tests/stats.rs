@@ -719,6 +719,49 @@ fn every_report_matches_sql_on_the_fixtures() {
     }
 }
 
+/// Each report reads only the tables and kernel columns it needs
+/// (`tables_for`): alone, it prints what it prints beside every other
+/// report, for which everything is read. A report that needed a column it
+/// did not ask for would print it empty here.
+#[test]
+fn each_report_alone_prints_what_it_prints_among_all() {
+    let names: Vec<&str> = rprof_report::stats::REPORTS
+        .iter()
+        .map(|r| r.name)
+        .collect();
+    assert!(names.len() >= 18, "{names:?}");
+    for f in [
+        "nsys-ai/mfu_2gpu_before.sqlite",
+        "flameox/nsight-2025.5.2.sqlite",
+        "mordred/report1_2021.sqlite",
+    ] {
+        let p = fixture(f);
+        let json = |spec: &str| -> Value {
+            let out = run(rprof()
+                .args(["stats", "-q", "--format", "json", "-r", spec])
+                .arg(&p));
+            assert!(out.status.success(), "{f} {spec}");
+            serde_json::from_slice(&out.stdout).unwrap()
+        };
+        let together = json(&names.join(","));
+        let mut kernel_rows = 0;
+        for name in &names {
+            let alone = json(name);
+            assert_eq!(&alone, &together[*name], "{f}: {name}");
+            if *name == "cuda_gpu_trace" {
+                kernel_rows = alone
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| !r["GrdX"].is_null())
+                    .count();
+            }
+        }
+        // the launch columns are there to compare
+        assert!(kernel_rows > 0, "{f}");
+    }
+}
+
 #[test]
 fn every_report_matches_sql_on_the_corpus() {
     let corpus = corpus_or_skip!();

@@ -51,8 +51,8 @@ pub use record::{
 pub use stack_form::{StackForm, StackMode};
 pub use stats::{GroupBy, Stats, WeightedMean, median_of_sorted, percentile_of_sorted};
 pub use stats_data::{
-    ApiRow, GpuKernel, GpuMemOp, NameId, Names, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables,
-    UmFault, strip_api_version,
+    ApiRow, GpuKernel, GpuMemOp, KernelLaunch, NameId, Names, NvtxRow, OsrtRow, RangeStyle,
+    StatsData, Tables, UmFault, strip_api_version,
 };
 pub use strings::{StrPool, StrRef};
 pub use trace::{

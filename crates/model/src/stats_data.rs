@@ -211,14 +211,6 @@ pub struct GpuKernel {
     pub start_ns: i64,
     /// GPU end, ns.
     pub end_ns: i64,
-    /// Device id.
-    pub device: i64,
-    /// CUDA context id.
-    pub context: Option<i64>,
-    /// Green context id (nsys ≥ 2023.4).
-    pub green_context: Option<i64>,
-    /// Stream id.
-    pub stream: i64,
     /// Correlation id.
     pub correlation: i64,
     /// Process id (nsys: `globalPid >> 24 & 0xFFFFFF`), when known.
@@ -229,6 +221,25 @@ pub struct GpuKernel {
     pub short: Option<NameId>,
     /// `mangledName`, when the file has one.
     pub mangled: Option<NameId>,
+    /// Where it ran and how it was launched, when the reports asked for
+    /// it ([`Tables::kernel_launch`]).
+    pub launch: Option<Box<KernelLaunch>>,
+}
+
+/// Where a kernel ran and how it was launched: read only for the reports
+/// that print it (on the 1 M-kernel export, its thirteen columns were a
+/// third of the kernel table's read and 144 MB held by reports that
+/// never looked at them).
+#[derive(Clone, Debug)]
+pub struct KernelLaunch {
+    /// Device id.
+    pub device: i64,
+    /// CUDA context id.
+    pub context: Option<i64>,
+    /// Green context id (nsys ≥ 2023.4).
+    pub green_context: Option<i64>,
+    /// Stream id.
+    pub stream: i64,
     /// Grid X, Y, Z.
     pub grid: [i64; 3],
     /// Block X, Y, Z.
@@ -382,6 +393,9 @@ pub struct UmFault {
 pub struct Tables {
     /// Kernels.
     pub kernels: bool,
+    /// The kernels' device, context, stream and launch configuration
+    /// ([`KernelLaunch`]; with `kernels`).
+    pub kernel_launch: bool,
     /// Copies and sets.
     pub memops: bool,
     /// CUDA API calls.
@@ -403,6 +417,7 @@ impl Tables {
     pub fn all() -> Tables {
         Tables {
             kernels: true,
+            kernel_launch: true,
             memops: true,
             api: true,
             nvtx: true,
@@ -417,6 +432,7 @@ impl Tables {
     pub fn or(self, o: Tables) -> Tables {
         Tables {
             kernels: self.kernels || o.kernels,
+            kernel_launch: self.kernel_launch || o.kernel_launch,
             memops: self.memops || o.memops,
             api: self.api || o.api,
             nvtx: self.nvtx || o.nvtx,

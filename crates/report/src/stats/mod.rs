@@ -14,7 +14,8 @@
 use std::borrow::Cow;
 
 use rprof_model::{
-    ApiRow, GpuKernel, GpuMemOp, NameId, NvtxRow, OsrtRow, RangeStyle, StatsData, UmFault,
+    ApiRow, GpuKernel, GpuMemOp, KernelLaunch, NameId, NvtxRow, OsrtRow, RangeStyle, StatsData,
+    UmFault,
 };
 use rprof_model::{FastMap, Source};
 pub use rprof_model::{Names, Tables};
@@ -662,10 +663,14 @@ fn kern_sum(v: &View<'_>, req: &Request, gb: bool) -> Table {
     };
     base_note(v, req, &mut t);
     if gb {
-        let mut groups: FastMap<(NameId, [i64; 3], [i64; 3]), Agg> = FastMap::default();
+        // (the launch is read for this report: none only if the file has
+        // no kernel table columns for it, then printed empty)
+        type Dims = Option<([i64; 3], [i64; 3])>;
+        let mut groups: FastMap<(NameId, Dims), Agg> = FastMap::default();
         for k in kernels {
+            let dims = k.launch.as_ref().map(|l| (l.grid, l.block));
             groups
-                .entry((v.kernel_name(k, req.names), k.grid, k.block))
+                .entry((v.kernel_name(k, req.names), dims))
                 .or_default()
                 .add(dur(k.start_ns, k.end_ns));
         }
@@ -673,15 +678,16 @@ fn kern_sum(v: &View<'_>, req: &Request, gb: bool) -> Table {
         // grid and block order here
         t.rows = sum_rows(
             groups,
-            |(n, g, b)| {
+            |(n, dims)| {
+                let dim = |d: Option<[i64; 3]>| d.map_or(Cell::Null, |d| Cell::Text(grid_text(d)));
                 vec![
-                    Cell::Text(grid_text(*g)),
-                    Cell::Text(grid_text(*b)),
+                    dim(dims.map(|d| d.0)),
+                    dim(dims.map(|d| d.1)),
                     text(v.name(*n)),
                 ]
             },
             true,
-            |k| (v.name(k.0).as_bytes(), k.1, k.2),
+            |k| (v.name(k.0).as_bytes(), k.1),
         );
         t.rows.sort_by(|a, b| {
             b[1].num()
@@ -869,6 +875,11 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
     let mut rows: Vec<(i64, u8, usize, Vec<Cell>)> = Vec::new();
     for (i, k) in v.kernels.as_deref().unwrap_or(&[]).iter().enumerate() {
         let d = dur(k.start_ns, k.end_ns);
+        // (the launch is read for this report: none, printed empty, only
+        // if the reader could not give it)
+        let l = k.launch.as_deref();
+        let int = |f: fn(&KernelLaunch) -> i64| l.map_or(Cell::Null, |l| Cell::Int(f(l)));
+        let opt = |f: fn(&KernelLaunch) -> Option<i64>| Cell::opt(l.and_then(f));
         rows.push((
             k.start_ns,
             0,
@@ -877,23 +888,23 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
                 Cell::Int(k.start_ns),
                 Cell::Int(d),
                 Cell::Int(k.correlation),
-                Cell::Int(k.grid[0]),
-                Cell::Int(k.grid[1]),
-                Cell::Int(k.grid[2]),
-                Cell::Int(k.block[0]),
-                Cell::Int(k.block[1]),
-                Cell::Int(k.block[2]),
-                Cell::opt(k.registers),
-                Cell::opt(k.static_smem),
-                Cell::opt(k.dynamic_smem),
+                int(|l| l.grid[0]),
+                int(|l| l.grid[1]),
+                int(|l| l.grid[2]),
+                int(|l| l.block[0]),
+                int(|l| l.block[1]),
+                int(|l| l.block[2]),
+                opt(|l| l.registers),
+                opt(|l| l.static_smem),
+                opt(|l| l.dynamic_smem),
                 Cell::Null,
                 Cell::Null,
                 Cell::Null,
                 Cell::Null,
-                Cell::Text(device_text(v, k.device)),
-                Cell::opt(k.context),
-                green(k.green_context),
-                Cell::Int(k.stream),
+                l.map_or(Cell::Null, |l| Cell::Text(device_text(v, l.device))),
+                opt(|l| l.context),
+                l.map_or(Cell::Null, |l| green(l.green_context)),
+                int(|l| l.stream),
                 // names as ids: a String each for a million rows cost more
                 Cell::Name(v.kernel_name(k, req.names)),
             ],
@@ -1165,7 +1176,7 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
     };
     base_note(v, req, &mut t);
     let index = api_index(api);
-    type Key = (u64, u64, i64, NameId, NameId);
+    type Key = (u64, u64, Option<i64>, NameId, NameId);
     let mut groups: FastMap<Key, [Agg; 4]> = FastMap::default();
     let mut rows: Vec<(i64, usize, Vec<Cell>)> = Vec::new();
     let mut unmatched = 0u64;
@@ -1181,6 +1192,10 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
             let kdur = dur(k.start_ns, k.end_ns);
             let total = r.end_ns.max(k.end_ns) - r.start_ns;
             if trace {
+                let dims = |f: fn(&KernelLaunch) -> [i64; 3]| {
+                    let l = k.launch.as_deref();
+                    l.map_or(Cell::Null, |l| Cell::Text(grid_text(f(l))))
+                };
                 rows.push((
                     r.start_ns,
                     i,
@@ -1194,16 +1209,22 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
                         Cell::Int(total),
                         Cell::Int(r.pid as i64),
                         Cell::Int(r.tid as i64),
-                        Cell::Int(k.device),
+                        Cell::opt(k.launch.as_ref().map(|l| l.device)),
                         Cell::Name(r.name),
-                        Cell::Text(grid_text(k.grid)),
-                        Cell::Text(grid_text(k.block)),
+                        dims(|l| l.grid),
+                        dims(|l| l.block),
                         Cell::Name(kname),
                     ],
                 ));
             } else {
                 let g = groups
-                    .entry((r.pid, r.tid, k.device, r.name, kname))
+                    .entry((
+                        r.pid,
+                        r.tid,
+                        k.launch.as_ref().map(|l| l.device),
+                        r.name,
+                        kname,
+                    ))
                     .or_default();
                 g[0].add(total);
                 g[1].add(api_dur);
@@ -1233,7 +1254,7 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
             let mut row = vec![
                 Cell::Int(pid as i64),
                 Cell::Int(tid as i64),
-                Cell::Int(dev),
+                Cell::opt(dev),
                 Cell::Int(count),
                 Cell::Int(qcount),
             ];
@@ -1356,7 +1377,12 @@ fn um_sum(v: &View<'_>, req: &Request) -> Table {
 pub fn tables_for(report: &str) -> Tables {
     let t = Tables::default();
     match report {
-        "cuda_gpu_kern_sum" | "cuda_gpu_kern_gb_sum" => Tables { kernels: true, ..t },
+        "cuda_gpu_kern_sum" => Tables { kernels: true, ..t },
+        "cuda_gpu_kern_gb_sum" => Tables {
+            kernels: true,
+            kernel_launch: true,
+            ..t
+        },
         "cuda_gpu_mem_time_sum" | "cuda_gpu_mem_size_sum" => Tables { memops: true, ..t },
         "cuda_gpu_sum" => Tables {
             kernels: true,
@@ -1365,6 +1391,7 @@ pub fn tables_for(report: &str) -> Tables {
         },
         "cuda_gpu_trace" => Tables {
             kernels: true,
+            kernel_launch: true,
             memops: true,
             gpus: true,
             ..t
@@ -1377,6 +1404,7 @@ pub fn tables_for(report: &str) -> Tables {
         },
         "cuda_kern_exec_sum" | "cuda_kern_exec_trace" => Tables {
             kernels: true,
+            kernel_launch: true,
             api: true,
             ..t
         },

@@ -14,8 +14,8 @@
 use std::path::Path;
 
 use rprof_model::{
-    ApiRow, GpuKernel, GpuMemOp, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables, UmFault,
-    strip_api_version,
+    ApiRow, GpuKernel, GpuMemOp, KernelLaunch, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables,
+    UmFault, strip_api_version,
 };
 
 use crate::error::Result;
@@ -207,7 +207,7 @@ pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
         read_beside_nvtx(db, &strings, want, &mut data)?;
     } else {
         if want.kernels {
-            read_kernels(db, &strings, &mut data)?;
+            read_kernels(db, &strings, want.kernel_launch, &mut data)?;
         }
         if want.memops {
             read_memops(db, &mut data)?;
@@ -290,7 +290,7 @@ fn read_beside_nvtx(
         let nvtx = sc.spawn(move || read_nvtx(&nvtx_db, strings, reborrowed));
         let side = (|| -> Result<_> {
             let k = match unknown {
-                Some(u) => scan_kernels(db, strings, u)?,
+                Some(u) => scan_kernels(db, strings, u, want.kernel_launch)?,
                 None => None,
             };
             let m = if want.memops { scan_memops(db)? } else { None };
@@ -321,12 +321,12 @@ fn read_beside_nvtx(
     Ok(())
 }
 
-fn read_kernels(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
+fn read_kernels(db: &Db, strings: &FileStrings, launch: bool, data: &mut StatsData) -> Result<()> {
     if db.resolve("CUPTI_ACTIVITY_KIND_KERNEL").is_none() {
         return Ok(());
     }
     let unknown = data.names.intern("<unknown kernel>");
-    let scan = scan_kernels(db, strings, unknown)?;
+    let scan = scan_kernels(db, strings, unknown, launch)?;
     finish_kernels(data, scan);
     Ok(())
 }
@@ -336,33 +336,39 @@ fn read_kernels(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<
 type KernelScan = Option<(Vec<GpuKernel>, u64, u64)>;
 
 /// The kernel table's rows (names: the file's strings, `unknown` for
-/// none), without touching the data (it may run beside the NVTX read).
-fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32) -> Result<KernelScan> {
+/// none; with `launch`, their [`KernelLaunch`] columns), without touching
+/// the data (it may run beside the NVTX read).
+fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32, launch: bool) -> Result<KernelScan> {
     let Some(table) = db.resolve("CUPTI_ACTIVITY_KIND_KERNEL") else {
         return Ok(None);
     };
-    let cols = [
+    let mut cols = vec![
         "start",
         "end",
-        "deviceId",
-        "contextId",
-        "greenContextId",
-        "streamId",
         "correlationId",
         "globalPid",
         "demangledName",
         "shortName",
         "mangledName",
-        "gridX",
-        "gridY",
-        "gridZ",
-        "blockX",
-        "blockY",
-        "blockZ",
-        "registersPerThread",
-        "staticSharedMemory",
-        "dynamicSharedMemory",
     ];
+    // (from column 7 on)
+    if launch {
+        cols.extend([
+            "deviceId",
+            "contextId",
+            "greenContextId",
+            "streamId",
+            "gridX",
+            "gridY",
+            "gridZ",
+            "blockX",
+            "blockY",
+            "blockZ",
+            "registersPerThread",
+            "staticSharedMemory",
+            "dynamicSharedMemory",
+        ]);
+    }
     let (list, _) = db.select_list(&table, &cols, &["start", "end"])?;
     let mut out = Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
     let mut nulls = 0u64;
@@ -379,41 +385,48 @@ fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32) -> Result<KernelSc
                 nulls += 1;
                 return Ok(());
             };
-            let short = strings.get(int(9)?);
-            let mangled = strings.get(int(10)?);
-            let name = match strings.get(int(8)?).or(short) {
+            let short = strings.get(int(5)?);
+            let mangled = strings.get(int(6)?);
+            let name = match strings.get(int(4)?).or(short) {
                 Some(n) => n,
                 None => {
                     unnamed += 1;
                     unknown
                 }
             };
+            let launch = if launch {
+                Some(Box::new(KernelLaunch {
+                    device: int(7)?.unwrap_or(0),
+                    context: int(8)?,
+                    green_context: int(9)?,
+                    stream: int(10)?.unwrap_or(0),
+                    grid: [
+                        int(11)?.unwrap_or(0),
+                        int(12)?.unwrap_or(0),
+                        int(13)?.unwrap_or(0),
+                    ],
+                    block: [
+                        int(14)?.unwrap_or(0),
+                        int(15)?.unwrap_or(0),
+                        int(16)?.unwrap_or(0),
+                    ],
+                    registers: int(17)?,
+                    static_smem: int(18)?,
+                    dynamic_smem: int(19)?,
+                }))
+            } else {
+                None
+            };
             out.push(GpuKernel {
                 row: row - 1,
                 start_ns: start,
                 end_ns: end,
-                device: int(2)?.unwrap_or(0),
-                context: int(3)?,
-                green_context: int(4)?,
-                stream: int(5)?.unwrap_or(0),
-                correlation: int(6)?.unwrap_or(-1),
-                pid: int(7)?.map(pid_of),
+                correlation: int(2)?.unwrap_or(-1),
+                pid: int(3)?.map(pid_of),
                 name,
                 short,
                 mangled,
-                grid: [
-                    int(11)?.unwrap_or(0),
-                    int(12)?.unwrap_or(0),
-                    int(13)?.unwrap_or(0),
-                ],
-                block: [
-                    int(14)?.unwrap_or(0),
-                    int(15)?.unwrap_or(0),
-                    int(16)?.unwrap_or(0),
-                ],
-                registers: int(17)?,
-                static_smem: int(18)?,
-                dynamic_smem: int(19)?,
+                launch,
             });
             Ok(())
         },
@@ -1140,20 +1153,22 @@ pub fn from_trace(trace: &Trace) -> StatsData {
                 row: u64::from(k.row),
                 start_ns: k.start_ns,
                 end_ns: k.end_ns,
-                device: k.device,
-                context: k.context.map(i64::from),
-                green_context: None,
-                stream: k.stream,
                 correlation: k.correlation,
                 pid: trace.kernel_pid(k),
                 name,
                 short,
                 mangled,
-                grid: k.grid.map(i64::from),
-                block: k.block.map(i64::from),
-                registers: k.registers_per_thread.map(i64::from),
-                static_smem: k.static_smem_bytes.map(i64::from),
-                dynamic_smem: k.dynamic_smem_bytes.map(i64::from),
+                launch: Some(Box::new(KernelLaunch {
+                    device: k.device,
+                    context: k.context.map(i64::from),
+                    green_context: None,
+                    stream: k.stream,
+                    grid: k.grid.map(i64::from),
+                    block: k.block.map(i64::from),
+                    registers: k.registers_per_thread.map(i64::from),
+                    static_smem: k.static_smem_bytes.map(i64::from),
+                    dynamic_smem: k.dynamic_smem_bytes.map(i64::from),
+                })),
             });
         }
         data.kernels = Some(out);
