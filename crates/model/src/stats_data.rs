@@ -222,14 +222,16 @@ pub struct GpuKernel {
     /// `mangledName`, when the file has one.
     pub mangled: Option<NameId>,
     /// Where it ran and how it was launched, when the reports asked for
-    /// it ([`Tables::kernel_launch`]).
-    pub launch: Option<Box<KernelLaunch>>,
+    /// it ([`Tables::kernel_launch`]): its place in
+    /// [`StatsData::kernel_launches`] ([`StatsData::launch`] reads it).
+    pub launch: Option<u32>,
 }
 
 /// Where a kernel ran and how it was launched: read only for the reports
 /// that print it (on the 1 M-kernel export, its thirteen columns were a
 /// third of the kernel table's read and 144 MB held by reports that
-/// never looked at them).
+/// never looked at them), and held in a table of its own (one allocation
+/// per kernel cost the reports that print it a tenth of their time).
 #[derive(Clone, Debug)]
 pub struct KernelLaunch {
     /// Device id.
@@ -453,6 +455,8 @@ pub struct StatsData {
     pub names: Names,
     /// Kernels, in file order (`None`: the file has no kernel table).
     pub kernels: Option<Vec<GpuKernel>>,
+    /// The kernels' launches, when read ([`GpuKernel::launch`]).
+    pub kernel_launches: Vec<KernelLaunch>,
     /// Memory copies and sets (`None`: no such tables).
     pub memops: Option<Vec<GpuMemOp>>,
     /// CUDA API calls (`None`: no API table).
@@ -480,12 +484,18 @@ pub struct StatsData {
 }
 
 impl StatsData {
+    /// Kernel `k`'s launch, when it was read.
+    pub fn launch(&self, k: &GpuKernel) -> Option<&KernelLaunch> {
+        self.kernel_launches.get(k.launch? as usize)
+    }
+
     /// An empty set for a file of `source`.
     pub fn new(source: Source) -> StatsData {
         StatsData {
             source,
             names: Names::default(),
             kernels: None,
+            kernel_launches: Vec::new(),
             memops: None,
             api: None,
             nvtx: None,

@@ -668,7 +668,7 @@ fn kern_sum(v: &View<'_>, req: &Request, gb: bool) -> Table {
         type Dims = Option<([i64; 3], [i64; 3])>;
         let mut groups: FastMap<(NameId, Dims), Agg> = FastMap::default();
         for k in kernels {
-            let dims = k.launch.as_ref().map(|l| (l.grid, l.block));
+            let dims = v.data.launch(k).map(|l| (l.grid, l.block));
             groups
                 .entry((v.kernel_name(k, req.names), dims))
                 .or_default()
@@ -877,7 +877,7 @@ fn gpu_trace(v: &View<'_>, req: &Request) -> Table {
         let d = dur(k.start_ns, k.end_ns);
         // (the launch is read for this report: none, printed empty, only
         // if the reader could not give it)
-        let l = k.launch.as_deref();
+        let l = v.data.launch(k);
         let int = |f: fn(&KernelLaunch) -> i64| l.map_or(Cell::Null, |l| Cell::Int(f(l)));
         let opt = |f: fn(&KernelLaunch) -> Option<i64>| Cell::opt(l.and_then(f));
         rows.push((
@@ -1193,7 +1193,7 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
             let total = r.end_ns.max(k.end_ns) - r.start_ns;
             if trace {
                 let dims = |f: fn(&KernelLaunch) -> [i64; 3]| {
-                    let l = k.launch.as_deref();
+                    let l = v.data.launch(k);
                     l.map_or(Cell::Null, |l| Cell::Text(grid_text(f(l))))
                 };
                 rows.push((
@@ -1209,7 +1209,7 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
                         Cell::Int(total),
                         Cell::Int(r.pid as i64),
                         Cell::Int(r.tid as i64),
-                        Cell::opt(k.launch.as_ref().map(|l| l.device)),
+                        Cell::opt(v.data.launch(k).map(|l| l.device)),
                         Cell::Name(r.name),
                         dims(|l| l.grid),
                         dims(|l| l.block),
@@ -1221,7 +1221,7 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
                     .entry((
                         r.pid,
                         r.tid,
-                        k.launch.as_ref().map(|l| l.device),
+                        v.data.launch(k).map(|l| l.device),
                         r.name,
                         kname,
                     ))

@@ -331,9 +331,9 @@ fn read_kernels(db: &Db, strings: &FileStrings, launch: bool, data: &mut StatsDa
     Ok(())
 }
 
-/// What [`scan_kernels`] read: the kernels, rows without a start or end,
-/// kernels without a name.
-type KernelScan = Option<(Vec<GpuKernel>, u64, u64)>;
+/// What [`scan_kernels`] read: the kernels, their launches, rows without a
+/// start or end, kernels without a name.
+type KernelScan = Option<(Vec<GpuKernel>, Vec<KernelLaunch>, u64, u64)>;
 
 /// The kernel table's rows (names: the file's strings, `unknown` for
 /// none; with `launch`, their [`KernelLaunch`] columns), without touching
@@ -370,7 +370,9 @@ fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32, launch: bool) -> R
         ]);
     }
     let (list, _) = db.select_list(&table, &cols, &["start", "end"])?;
-    let mut out = Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
+    let hint = crate::read::nsys::row_count_hint(db, &table);
+    let mut out = Vec::with_capacity(hint);
+    let mut launches = Vec::with_capacity(if launch { hint } else { 0 });
     let mut nulls = 0u64;
     let mut unnamed = 0u64;
     let mut row = 0u64;
@@ -395,7 +397,8 @@ fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32, launch: bool) -> R
                 }
             };
             let launch = if launch {
-                Some(Box::new(KernelLaunch {
+                let at = u32::try_from(launches.len()).ok();
+                launches.push(KernelLaunch {
                     device: int(7)?.unwrap_or(0),
                     context: int(8)?,
                     green_context: int(9)?,
@@ -413,7 +416,8 @@ fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32, launch: bool) -> R
                     registers: int(17)?,
                     static_smem: int(18)?,
                     dynamic_smem: int(19)?,
-                }))
+                });
+                at
             } else {
                 None
             };
@@ -431,13 +435,14 @@ fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32, launch: bool) -> R
             Ok(())
         },
     )?;
-    Ok(Some((out, nulls, unnamed)))
+    Ok(Some((out, launches, nulls, unnamed)))
 }
 
 fn finish_kernels(data: &mut StatsData, scan: KernelScan) {
-    let Some((out, nulls, unnamed)) = scan else {
+    let Some((out, launches, nulls, unnamed)) = scan else {
         return;
     };
+    data.kernel_launches = launches;
     data.drop_rows("kernel rows with a NULL start or end", nulls);
     if unnamed > 0 {
         data.notes.push(format!(
@@ -1133,6 +1138,7 @@ pub fn from_trace(trace: &Trace) -> StatsData {
     let thread = |key: u64| trace.thread_id(key);
     if !trace.kernels.is_empty() || trace.source != Source::Kineto {
         let mut out = Vec::with_capacity(trace.kernels.len());
+        let mut launches = Vec::with_capacity(trace.kernels.len());
         for k in &trace.kernels {
             let raw = trace.strings.get(k.name);
             // nvprof stores mangled names; print them demangled as nvprof
@@ -1158,19 +1164,21 @@ pub fn from_trace(trace: &Trace) -> StatsData {
                 name,
                 short,
                 mangled,
-                launch: Some(Box::new(KernelLaunch {
-                    device: k.device,
-                    context: k.context.map(i64::from),
-                    green_context: None,
-                    stream: k.stream,
-                    grid: k.grid.map(i64::from),
-                    block: k.block.map(i64::from),
-                    registers: k.registers_per_thread.map(i64::from),
-                    static_smem: k.static_smem_bytes.map(i64::from),
-                    dynamic_smem: k.dynamic_smem_bytes.map(i64::from),
-                })),
+                launch: u32::try_from(launches.len()).ok(),
+            });
+            launches.push(KernelLaunch {
+                device: k.device,
+                context: k.context.map(i64::from),
+                green_context: None,
+                stream: k.stream,
+                grid: k.grid.map(i64::from),
+                block: k.block.map(i64::from),
+                registers: k.registers_per_thread.map(i64::from),
+                static_smem: k.static_smem_bytes.map(i64::from),
+                dynamic_smem: k.dynamic_smem_bytes.map(i64::from),
             });
         }
+        data.kernel_launches = launches;
         data.kernels = Some(out);
     }
     let mut mem = Vec::with_capacity(trace.memops.len());
