@@ -5,7 +5,7 @@ use rayon::iter::{IndexedParallelIterator, ParallelIterator};
 use rayon::iter::{IntoParallelIterator, IntoParallelRefMutIterator};
 use rayon::slice::{ParallelSlice, ParallelSliceMut};
 use rprof_model::FastMap;
-use rprof_model::{ApiRow, NameId, Names, RangeStyle};
+use rprof_model::{ApiRow, NameId, Names, NvtxRow, RangeStyle};
 
 use super::table::{Cell, RowSource, Stat, Table, Unit, col, percent, round1, set_text};
 use super::{Request, View, api_index, no_data, sum_cols, title};
@@ -235,43 +235,64 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         return no_data(t, "NV Tools Extension (NVTX) data");
     };
     let max = v.data.nvtx_max_ns;
-    // (name, style) and duration, grouped by sorting (a map of millions of
-    // groups with a vector each cost more)
-    let pairs: Vec<((NameId, Option<RangeStyle>), i64)> = ranges
-        .iter()
-        .filter(|r| style.is_none_or(|s| s == r.style))
-        .filter_map(|r| {
-            let end = r.end_ns.or(max)?;
-            let key = (r.name, style.is_none().then_some(r.style));
-            Some((key, end.saturating_sub(r.start_ns)))
-        })
-        .collect();
-    let mut pairs = pairs;
-    pairs.par_sort_unstable();
-    // nsys: total (desc); ties in GROUP BY order, the name's bytes and style
-    // (names by pre-computed ranks)
-    let rank = rank_names(&v.data.names, pairs.iter().map(|p| p.0.0));
-    let rank_of = |n: NameId| rank.get(n as usize).copied().unwrap_or(u32::MAX);
-    // (total, order, start and length of the run in `pairs`)
-    let mut rows: Vec<(i64, u64, u32, u32)> = Vec::new();
-    let mut grand = 0i128;
-    let mut i = 0;
-    while i < pairs.len() {
-        let key = pairs[i].0;
-        let mut j = i;
-        let mut sum = 0i128;
-        while j < pairs.len() && pairs[j].0 == key {
-            sum += i128::from(pairs[j].1);
-            j += 1;
+    let names = &v.data.names;
+    let of_style = |r: &&NvtxRow| style.is_none_or(|s| s == r.style);
+    let (pairs, mut rows, grand) = std::thread::scope(|sc| {
+        // nsys: total (desc); ties in GROUP BY order, the name's bytes and
+        // style (names by ranks, worked out on a second thread while the
+        // pairs are made, sorted and summed; over every range of the style,
+        // a superset of the pairs' names, which orders them as their own
+        // ranks do)
+        let ranker =
+            sc.spawn(move || rank_names(names, ranges.iter().filter(of_style).map(|r| r.name)));
+        // (name, style) and duration, grouped by sorting (a map of millions
+        // of groups with a vector each cost more)
+        let mut pairs: Vec<((NameId, Option<RangeStyle>), i64)> = ranges
+            .iter()
+            .filter(of_style)
+            .filter_map(|r| {
+                let end = r.end_ns.or(max)?;
+                let key = (r.name, style.is_none().then_some(r.style));
+                Some((key, end.saturating_sub(r.start_ns)))
+            })
+            .collect();
+        pairs.par_sort_unstable();
+        // (total, name and style, start and length of the run in `pairs`)
+        let mut rows: Vec<(i64, u64, u32, u32)> = Vec::new();
+        let mut grand = 0i128;
+        let mut i = 0;
+        while i < pairs.len() {
+            let key = pairs[i].0;
+            let mut j = i;
+            let mut sum = 0i128;
+            while j < pairs.len() && pairs[j].0 == key {
+                sum += i128::from(pairs[j].1);
+                j += 1;
+            }
+            // as Stat's total: the exact sum, saturated
+            let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+            grand += i128::from(total);
+            rows.push((
+                total,
+                u64::from(key.0) << 2 | u64::from(style_code(key.1)),
+                i as u32,
+                (j - i) as u32,
+            ));
+            i = j;
         }
-        // as Stat's total: the exact sum, saturated
-        let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
-        grand += i128::from(total);
-        let order = u64::from(rank_of(key.0)) << 2 | u64::from(style_code(key.1));
-        rows.push((total, order, i as u32, (j - i) as u32));
-        i = j;
-    }
-    drop(rank);
+        let rank = match ranker.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        // the name's rank in place of the name
+        rows.par_iter_mut().for_each(|r| {
+            let name = (r.1 >> 2) as NameId;
+            let rank = rank.get(name as usize).copied().unwrap_or(u32::MAX);
+            r.1 = u64::from(rank) << 2 | (r.1 & 3);
+        });
+        drop(rank);
+        (pairs, rows, grand)
+    });
     rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
     // the runs in output order, packed (collected in place: the sort keys'
     // memory is reused, not held beside the rows below)
