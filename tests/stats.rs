@@ -1175,3 +1175,55 @@ fn formats_units_and_errors() {
         assert!(h.contains(r), "--help lacks {r}");
     }
 }
+
+/// A range's GPU operations as `nvtx_gpu_proj_*` count them: distinct
+/// correlation ids. Synthetic export: in "graph", one launch call and two
+/// kernels of its correlation id (the second kernel has no call row of its
+/// own); in "twice", two call rows of one correlation id, each kernel of
+/// that id launched by both; in "two", two calls of two ids. Expected
+/// values by hand from the times below.
+#[test]
+fn synthetic_projection_counts_correlation_ids_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("ids.sqlite");
+    let mut sy = Synth::default();
+    sy.ranges.push(SynthRange::push("graph", 3000, 3600));
+    sy.kernels
+        .push(SynthKernel::new("g1", 3100, 3200, 7).launched_at(3010, 3020));
+    sy.kernels.push(SynthKernel::new("g2", 3300, 3350, 7));
+    sy.ranges.push(SynthRange::push("twice", 4000, 4600));
+    sy.kernels
+        .push(SynthKernel::new("t1", 4100, 4150, 9).launched_at(4010, 4020));
+    sy.kernels
+        .push(SynthKernel::new("t2", 4200, 4260, 9).launched_at(4030, 4040));
+    sy.ranges.push(SynthRange::push("two", 5000, 5600));
+    sy.kernels
+        .push(SynthKernel::new("w1", 5100, 5110, 11).launched_at(5010, 5020));
+    sy.kernels
+        .push(SynthKernel::new("w2", 5400, 5500, 12).launched_at(5030, 5040));
+    sy.write_nsys(&p).unwrap();
+    let trace = report(&p, "nvtx_gpu_proj_trace", &[]);
+    let row = |name: &str| {
+        trace
+            .iter()
+            .find(|r| s(r, "Name") == name)
+            .unwrap_or_else(|| panic!("no row {name}"))
+            .clone()
+    };
+    // (name, ops, projected start, projected duration)
+    for (name, ops, start, dur) in [
+        ("graph", 1, 3100, 3350 - 3100),
+        ("twice", 1, 4100, 4260 - 4100),
+        ("two", 2, 5100, 5500 - 5100),
+    ] {
+        let r = row(name);
+        assert_eq!(int(&r, "NumGPUOps"), ops, "{name} ops");
+        assert_eq!(int(&r, "Projected Start (ns)"), start, "{name} start");
+        assert_eq!(int(&r, "Projected Duration (ns)"), dur, "{name} duration");
+    }
+    let sums = report(&p, "nvtx_gpu_proj_sum", &[]);
+    for (name, ops) in [("graph", 1), ("twice", 1), ("two", 2)] {
+        let r = sums.iter().find(|r| s(r, "Range") == name).unwrap();
+        assert_eq!(int(r, "Total GPU Ops"), ops, "{name} total ops");
+    }
+}

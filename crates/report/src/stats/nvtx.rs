@@ -342,71 +342,185 @@ struct Ridx {
     style: RangeStyle,
 }
 
-fn range_index(v: &View<'_>) -> Vec<Ridx> {
-    let max = v.data.nvtx_range_max_ns;
-    v.nvtx
-        .as_deref()
-        .unwrap_or(&[])
-        .iter()
-        .filter(|r| !r.ends_elsewhere)
-        .filter_map(|r| {
-            Some(Ridx {
-                id: r.id,
-                start: r.start_ns,
-                end: r.end_ns.or(max)?,
-                pid: r.pid,
-                tid: r.tid,
-                name: r.name,
-                style: r.style,
-            })
+/// Ranges by index, as [`Ridx`]s: the index's own ([`Ranges`]) or, in
+/// tests, a vector of them.
+trait RangeTable: Sync {
+    fn len(&self) -> usize;
+    /// Range `i`, `None` if the index leaves it out.
+    fn range(&self, i: usize) -> Option<Ridx>;
+    /// Range `i`, which the index holds.
+    fn at(&self, i: usize) -> Ridx;
+}
+
+impl RangeTable for [Ridx] {
+    fn len(&self) -> usize {
+        <[Ridx]>::len(self)
+    }
+    fn range(&self, i: usize) -> Option<Ridx> {
+        self.get(i).copied()
+    }
+    fn at(&self, i: usize) -> Ridx {
+        self[i]
+    }
+}
+
+/// The ranges' index: the view's NVTX rows in place, range `i` being row
+/// `i` (copied into an index of their own, they were a quarter of a
+/// gigabyte of fresh memory on the 1 M-kernel export, a tenth of
+/// `nvtx_gpu_proj_sum`'s time in the kernel's clearing of it). Rows left
+/// out (they end on another thread, or never and no range ends) are in no
+/// thread's list of [`ByThread`], so no search finds them.
+#[derive(Clone, Copy)]
+struct Ranges<'a> {
+    rows: &'a [NvtxRow],
+    /// where open ranges end
+    max: Option<i64>,
+}
+
+impl<'a> Ranges<'a> {
+    fn of(v: &'a View<'_>) -> Ranges<'a> {
+        Ranges {
+            rows: v.nvtx.as_deref().unwrap_or(&[]),
+            max: v.data.nvtx_range_max_ns,
+        }
+    }
+
+    /// Every range of the index, as a vector.
+    fn to_vec(self) -> Vec<Ridx> {
+        (0..self.rows.len()).map(|i| self.at(i)).collect()
+    }
+}
+
+impl RangeTable for Ranges<'_> {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+    fn range(&self, i: usize) -> Option<Ridx> {
+        let r = self.rows.get(i)?;
+        if r.ends_elsewhere {
+            return None;
+        }
+        Some(Ridx {
+            id: r.id,
+            start: r.start_ns,
+            end: r.end_ns.or(self.max)?,
+            pid: r.pid,
+            tid: r.tid,
+            name: r.name,
+            style: r.style,
         })
-        .collect()
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Ridx {
+        let r = &self.rows[i];
+        Ridx {
+            id: r.id,
+            start: r.start_ns,
+            end: r.end_ns.or(self.max).unwrap_or(i64::MIN),
+            pid: r.pid,
+            tid: r.tid,
+            name: r.name,
+            style: r.style,
+        }
+    }
+}
+
+/// Each thread's ranges (their indices), in (start, longest first, id,
+/// index) order: the order of [`parents`]' sweep, and by start for
+/// [`enclosing_each`]'s. Made once for both (each grouped and sorted every
+/// range again, a tenth of `nvtx_gpu_proj_sum`'s own time on the 1 M-kernel
+/// export).
+struct ByThread {
+    /// (pid, tid) → its place in `lists`
+    threads: FastMap<(u64, u64), usize>,
+    /// the threads' ranges, the threads in order of their first range
+    lists: Vec<Vec<u32>>,
+}
+
+impl ByThread {
+    fn new<R: RangeTable + ?Sized>(ranges: &R) -> ByThread {
+        let mut threads: FastMap<(u64, u64), usize> = FastMap::default();
+        let mut lists: Vec<Vec<u32>> = Vec::new();
+        // consecutive ranges are mostly on one thread: its place again
+        // without a lookup
+        let mut last: Option<((u64, u64), usize)> = None;
+        for i in 0..ranges.len() {
+            let Some(r) = ranges.range(i) else {
+                continue;
+            };
+            let key = (r.pid, r.tid);
+            let t = match last {
+                Some((k, t)) if k == key => t,
+                _ => {
+                    let t = *threads.entry(key).or_insert_with(|| {
+                        lists.push(Vec::new());
+                        lists.len() - 1
+                    });
+                    last = Some((key, t));
+                    t
+                }
+            };
+            lists[t].push(i as u32);
+        }
+        for rs in &mut lists {
+            rs.par_sort_unstable_by_key(|&i| {
+                let r = ranges.at(i as usize);
+                (r.start, std::cmp::Reverse(r.end), r.id, i)
+            });
+        }
+        ByThread { threads, lists }
+    }
 }
 
 /// For each query `(pid, tid, start, end)`, `f(query, ranges)` with the
 /// indices of the ranges of the same thread with `start <= q.start` and
-/// `end >= q.end` (queries in no order). A sweep per thread in start order
-/// keeps the ranges open at the current start, so the cost is the queries
-/// times the nesting depth.
-fn enclosing_each(ranges: &[Ridx], queries: &[Query], mut f: impl FnMut(usize, &[u32])) {
-    let mut by_thread: FastMap<(u64, u64), (Vec<u32>, Vec<u32>)> = FastMap::default();
-    for (i, r) in ranges.iter().enumerate() {
-        by_thread
-            .entry((r.pid, r.tid))
-            .or_default()
-            .0
-            .push(i as u32);
-    }
+/// `end >= q.end` (queries in no order, ranges in no set order). A sweep per
+/// thread in start order keeps the ranges open at the current start, so the
+/// cost is the queries times the nesting depth.
+fn enclosing_each<R: RangeTable + ?Sized>(
+    ranges: &R,
+    by_thread: &ByThread,
+    queries: &[Query],
+    mut f: impl FnMut(usize, &[u32]),
+) {
+    let mut per_thread: Vec<Vec<u32>> = vec![Vec::new(); by_thread.lists.len()];
+    let mut last: Option<((u64, u64), usize)> = None;
     for (i, q) in queries.iter().enumerate() {
-        if let Some(e) = by_thread.get_mut(&(q.0, q.1)) {
-            e.1.push(i as u32);
-        }
+        let key = (q.0, q.1);
+        let t = match last {
+            Some((k, t)) if k == key => t,
+            _ => match by_thread.threads.get(&key) {
+                Some(&t) => {
+                    last = Some((key, t));
+                    t
+                }
+                None => continue,
+            },
+        };
+        per_thread[t].push(i as u32);
     }
-    let mut threads: Vec<_> = by_thread.into_values().collect();
-    // the queries come out per thread: any order of the threads is fine
-    threads.sort_unstable_by_key(|(rs, _)| rs.first().copied());
     let mut hits: Vec<u32> = Vec::new();
-    for (mut rs, mut qs) in threads {
+    let mut active: Vec<u32> = Vec::new();
+    for (rs, mut qs) in by_thread.lists.iter().zip(per_thread) {
         if qs.is_empty() {
             continue;
         }
-        rs.par_sort_unstable_by_key(|&i| (ranges[i as usize].start, i));
         qs.par_sort_unstable_by_key(|&i| (queries[i as usize].2, i));
         let mut next = 0;
-        let mut active: Vec<u32> = Vec::new();
+        active.clear();
         for qi in qs {
             let q = queries[qi as usize];
-            while next < rs.len() && ranges[rs[next] as usize].start <= q.2 {
+            while next < rs.len() && ranges.at(rs[next] as usize).start <= q.2 {
                 active.push(rs[next]);
                 next += 1;
             }
-            active.retain(|&r| ranges[r as usize].end >= q.2);
+            active.retain(|&r| ranges.at(r as usize).end >= q.2);
             hits.clear();
             hits.extend(
                 active
                     .iter()
                     .copied()
-                    .filter(|&r| ranges[r as usize].end >= q.3),
+                    .filter(|&r| ranges.at(r as usize).end >= q.3),
             );
             f(qi as usize, &hits);
         }
@@ -427,30 +541,20 @@ fn enclosing_each(ranges: &[Ridx], queries: &[Query], mut f: impl FnMut(usize, &
 /// enclosing range. The sweep is here for speed: on the 1 M-kernel export
 /// the general search with its 4.8 M queries took most of the report's
 /// own time.
-fn parents(ranges: &[Ridx]) -> Vec<u32> {
+fn parents<R: RangeTable + ?Sized>(ranges: &R, by_thread: &ByThread) -> Vec<u32> {
     let mut parent: Vec<u32> = vec![NONE; ranges.len()];
-    let mut by_thread: FastMap<(u64, u64), Vec<u32>> = FastMap::default();
-    for (i, r) in ranges.iter().enumerate() {
-        by_thread.entry((r.pid, r.tid)).or_default().push(i as u32);
-    }
-    let mut threads: Vec<Vec<u32>> = by_thread.into_values().collect();
-    threads.sort_unstable_by_key(|rs| rs.first().copied());
     let mut general: Vec<u32> = Vec::new();
     // (range, the first range of its run of equal extents on the stack)
     let mut stack: Vec<(u32, u32)> = Vec::new();
-    for mut rs in threads {
-        rs.par_sort_unstable_by_key(|&i| {
-            let r = &ranges[i as usize];
-            (r.start, std::cmp::Reverse(r.end), r.id, i)
-        });
+    for rs in &by_thread.lists {
         stack.clear();
         let nested = rs.iter().all(|&ci| {
-            let c = &ranges[ci as usize];
+            let c = ranges.at(ci as usize);
             if c.end < c.start {
                 return false;
             }
             while let Some(&(ti, _)) = stack.last() {
-                let t = &ranges[ti as usize];
+                let t = ranges.at(ti as usize);
                 if t.end >= c.end {
                     break;
                 }
@@ -462,7 +566,7 @@ fn parents(ranges: &[Ridx]) -> Vec<u32> {
             }
             let first = match stack.last() {
                 Some(&(ti, first)) => {
-                    let t = &ranges[ti as usize];
+                    let t = ranges.at(ti as usize);
                     parent[ci as usize] = first;
                     if (t.start, t.end) != (c.start, c.end) {
                         ci
@@ -480,10 +584,10 @@ fn parents(ranges: &[Ridx]) -> Vec<u32> {
             true
         });
         if !nested {
-            for &ci in &rs {
+            for &ci in rs {
                 parent[ci as usize] = NONE;
             }
-            general.extend_from_slice(&rs);
+            general.extend_from_slice(rs);
         }
     }
     if general.is_empty() {
@@ -492,16 +596,16 @@ fn parents(ranges: &[Ridx]) -> Vec<u32> {
     let queries: Vec<Query> = general
         .iter()
         .map(|&i| {
-            let r = &ranges[i as usize];
+            let r = ranges.at(i as usize);
             (r.pid, r.tid, r.start, r.end)
         })
         .collect();
-    enclosing_each(ranges, &queries, |qi, cands| {
+    enclosing_each(ranges, by_thread, &queries, |qi, cands| {
         let ci = general[qi] as usize;
-        let c = &ranges[ci];
+        let c = ranges.at(ci);
         let mut best: Option<(i64, i64, u32)> = None;
         for &pi in cands {
-            let p = &ranges[pi as usize];
+            let p = ranges.at(pi as usize);
             if pi as usize == ci || (p.start == c.start && p.end == c.end && p.id > c.id) {
                 continue;
             }
@@ -522,12 +626,12 @@ struct Found {
 }
 
 impl Found {
-    fn new(ranges: &[Ridx], queries: &[Query]) -> Found {
+    fn new<R: RangeTable + ?Sized>(ranges: &R, by_thread: &ByThread, queries: &[Query]) -> Found {
         let mut found = Found {
             spans: vec![(0, 0); queries.len()],
             flat: Vec::new(),
         };
-        enclosing_each(ranges, queries, |q, rs| {
+        enclosing_each(ranges, by_thread, queries, |q, rs| {
             found.spans[q] = (found.flat.len(), found.flat.len() + rs.len());
             found.flat.extend_from_slice(rs);
         });
@@ -659,8 +763,9 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
     };
     super::base_note(v, req, &mut t);
     // the ranges' index beside the calls' (each a single pass of its own)
-    let (ranges, (index, spans, (slot, queries))) = rayon::join(
-        || range_index(v),
+    let ranges = Ranges::of(v);
+    let (by_thread, (index, spans, (slot, queries))) = rayon::join(
+        || ByThread::new(&ranges),
         || {
             let index = api_index(api);
             let keys: Vec<Option<(u64, i64)>> = kernels
@@ -672,8 +777,9 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             (index, spans, q)
         },
     );
-    let found = Found::new(&ranges, &queries);
+    let found = Found::new(&ranges, &by_thread, &queries);
     drop(queries);
+    drop(by_thread);
     // the names' order (for the rows' order) is worked out on a second
     // thread while the hits are made, sorted and summed: the names of the
     // ranges that enclose a kernel, and the kernels' names (ranked over a
@@ -685,7 +791,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             rank_names(
                 names,
                 flat.iter()
-                    .filter_map(|&ri| all.get(ri as usize).map(|r| r.name))
+                    .filter_map(|&ri| all.range(ri as usize).map(|r| r.name))
                     .chain(kernels.iter().map(|k| v.kernel_name(k, kind))),
             )
         });
@@ -746,7 +852,7 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                     hits.push(unranged(thread));
                 }
                 for &ri in rs {
-                    let r = &ranges[ri as usize];
+                    let r = ranges.at(ri as usize);
                     hits.push(Hit {
                         thread,
                         range: r.name,
@@ -889,7 +995,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
             col("Avg Num Child", Unit::None),
         ]
     };
-    let mut t = Table::new(name, title(name), cols);
+    let t = Table::new(name, title(name), cols);
     if v.nvtx.is_none() {
         return no_data(t, "NV Tools Extension (NVTX) data");
     }
@@ -899,7 +1005,21 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     if v.kernels.is_none() && v.memops.is_none() {
         return no_data(t, "GPU operation data");
     }
-    let (ranges, pr) = projection(v, api, !trace);
+    // (the scope of the thread that ranks the names, joined once the
+    // pairs are made and sorted)
+    std::thread::scope(|sc| proj_rows(t, v, api, (!trace).then_some(sc)))
+}
+
+/// [`gpu_proj`]'s rows; `ranker`: the scope to rank the names on (the sums
+/// only).
+fn proj_rows<'s>(
+    mut t: Table,
+    v: &'s View<'_>,
+    api: &'s [ApiRow],
+    ranker: Option<&'s std::thread::Scope<'s, '_>>,
+) -> Table {
+    let trace = ranker.is_none();
+    let (ranges, pr) = projection(v, api, ranker);
     let Projection {
         proj,
         nops,
@@ -926,6 +1046,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         // nsys's ORDER BY names the headings without their unit suffix, so
         // SQLite sorts by constants and the rows come in range-id order
         // (the row outside every range first): rprof keeps that order
+        let ranges = ranges.to_vec();
         if !rows.is_sorted_by_key(|r| ranges[r.0 as usize].id) {
             rows.par_sort_by_key(|r| ranges[r.0 as usize].id);
         }
@@ -954,7 +1075,7 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
         .enumerate()
         .filter_map(|(i, p)| {
             let (ps, pe) = (*p)?;
-            let r = &ranges[i];
+            let r = ranges.at(i);
             Some(ProjPair {
                 name: r.name,
                 style: r.style,
@@ -981,24 +1102,61 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     }
     starts.push(pairs.len());
     // (a failed ranking thread: ranked here)
-    let rank = rank.unwrap_or_else(|| rank_names(&v.data.names, pairs.iter().map(|p| p.name)));
+    let rank = rank
+        .and_then(|h| h.join().ok())
+        .unwrap_or_else(|| rank_names(&v.data.names, pairs.iter().map(|p| p.name)));
+    // a row is its group's total, name rank and place among the pairs;
+    // its other figures are worked out as it is written (the whole row,
+    // 104 bytes, made millions of rows to fill and sort)
     let mut rows: Vec<ProjSumRow> = starts
         .par_windows(2)
-        .map_init(Vec::new, |samples, w| {
-            proj_sum_row(&pairs[w[0]..w[1]], &rank, samples)
+        .map(|w| proj_sum_row(&pairs, w[0]..w[1], &rank))
+        .collect();
+    drop(rank);
+    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.total), r.rank, r.style));
+    // the pairs in output order, each row's figures worked out from its
+    // run of them as the row is written (made beforehand, in output
+    // order, the rows' figures were 96 bytes a row of fresh memory; worked
+    // out from the pairs in group order, they were read at random)
+    let ends: Vec<u32> = rows
+        .iter()
+        .scan(0u32, |end, r| {
+            *end = end.saturating_add(r.len);
+            Some(*end)
         })
         .collect();
-    drop(pairs);
-    drop(rank);
-    // (each row's name rank set as it was made: looked up at every
-    // comparison, the ranks were a cache miss each)
-    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.stat.total), r.rank, r.style));
-    t.source = Some(Box::new(ProjSumRows { rows }));
+    // (gathered a block of rows at a time, each block into its own part
+    // of the vector)
+    let mut ordered: Vec<ProjPair> = vec![ProjPair::EMPTY; pairs.len()];
+    let mut blocks: Vec<(&[ProjSumRow], &mut [ProjPair])> = Vec::new();
+    let mut rest: &mut [ProjPair] = &mut ordered;
+    for block in rows.chunks(GATHER_ROWS) {
+        let len: usize = block.iter().map(|r| r.len as usize).sum();
+        let all = std::mem::take(&mut rest);
+        let (part, tail) = all.split_at_mut(len.min(all.len()));
+        blocks.push((block, part));
+        rest = tail;
+    }
+    blocks.into_par_iter().for_each(|(block, part)| {
+        let mut at = 0;
+        for r in block {
+            let run = pairs
+                .get(r.start as usize..r.start as usize + r.len as usize)
+                .unwrap_or(&[]);
+            if let Some(dst) = part.get_mut(at..at + run.len()) {
+                dst.copy_from_slice(run);
+            }
+            at += run.len();
+        }
+    });
+    let pairs = ordered;
+    drop(rows);
+    t.source = Some(Box::new(ProjSumRows { pairs, ends }));
     t
 }
 
 /// What `nvtx_gpu_proj_sum` and `_trace` know of each range.
-struct Projection {
+struct Projection<'s> {
     /// first start, last end of the range's GPU operations
     proj: Vec<Option<(i64, i64)>>,
     /// distinct correlation ids
@@ -1010,18 +1168,24 @@ struct Projection {
     /// operations launched outside every range: first start, last end,
     /// their correlation ids, pid and tid of the first such call
     outside: Option<(i64, i64, Vec<i64>, u64, u64)>,
-    /// the names' ranks, when asked for ([`rank_names`] over the names of
-    /// the ranges with a projection; `None` if the ranking thread failed)
-    rank: Option<Vec<u32>>,
+    /// the names' ranks, when asked for: the thread that works them out
+    /// ([`rank_names`] over the names of the ranges with a projection)
+    rank: Option<std::thread::ScopedJoinHandle<'s, Vec<u32>>>,
 }
 
 /// The ranges' index and what each range projects onto the GPU; with
 /// `rank`, also the ranks of the names of the ranges that have a
 /// projection.
-fn projection(v: &View<'_>, api: &[ApiRow], rank: bool) -> (Vec<Ridx>, Projection) {
-    // the ranges' index beside the calls' (each a single pass of its own)
-    let (ranges, (index, ops, spans, (slot, queries))) = rayon::join(
-        || range_index(v),
+fn projection<'s>(
+    v: &'s View<'_>,
+    api: &[ApiRow],
+    ranker: Option<&'s std::thread::Scope<'s, '_>>,
+) -> (Ranges<'s>, Projection<'s>) {
+    let ranges = Ranges::of(v);
+    // the ranges' lists by thread beside the calls' index (each a single
+    // pass of its own)
+    let (by_thread, (index, ops, spans, (slot, queries))) = rayon::join(
+        || ByThread::new(&ranges),
         || {
             let index = api_index(api);
             // GPU operations: (start, end, pid, correlation)
@@ -1046,12 +1210,12 @@ fn projection(v: &View<'_>, api: &[ApiRow], rank: bool) -> (Vec<Ridx>, Projectio
         },
     );
     let projection = project(
-        &ranges,
+        (ranges, &by_thread),
         &index,
         (ops, spans),
         &slot,
         queries,
-        rank,
+        ranker,
         &v.data.names,
     );
     (ranges, projection)
@@ -1061,111 +1225,162 @@ fn projection(v: &View<'_>, api: &[ApiRow], rank: bool) -> (Vec<Ridx>, Projectio
 /// correlation id.
 type GpuOp = (i64, i64, Option<u64>, i64);
 
+/// Each range's parent ([`parents`]) and level: the number of its
+/// ancestors.
+fn parents_and_levels(ranges: &Ranges<'_>, by_thread: &ByThread) -> (Vec<u32>, Vec<u32>) {
+    let parent = parents(ranges, by_thread);
+    // levels: the number of ancestors (a parent encloses its child, or has
+    // the same extent and a lower id, so the chains end)
+    let mut level = vec![u32::MAX; ranges.len()];
+    let mut chain = Vec::new();
+    for i in 0..ranges.len() {
+        let mut c = i;
+        while level[c] == u32::MAX && chain.len() <= ranges.len() {
+            chain.push(c);
+            match parent[c] {
+                NONE => break,
+                p => c = p as usize,
+            }
+        }
+        let mut l = if level[c] == u32::MAX {
+            0
+        } else {
+            level[c] + 1
+        };
+        while let Some(x) = chain.pop() {
+            if level[x] == u32::MAX {
+                level[x] = l;
+            }
+            l = level[x] + 1;
+        }
+    }
+    (parent, level)
+}
+
 /// [`projection`] once the ranges and the calls are indexed.
-fn project(
-    ranges: &[Ridx],
+fn project<'s>(
+    (ranges, by_thread): (Ranges<'s>, &ByThread),
     index: &super::ApiIndex<'_>,
     (ops, spans): (Vec<GpuOp>, Vec<std::ops::Range<usize>>),
     slot: &[u32],
     queries: Vec<Query>,
-    rank: bool,
-    names: &Names,
-) -> Projection {
-    let found = Found::new(ranges, &queries);
+    ranker: Option<&'s std::thread::Scope<'s, '_>>,
+    names: &'s Names,
+) -> Projection<'s> {
+    // each range's parent and level beside the enclosing ranges of the
+    // calls (neither needs the other)
+    let (found, (parent, level)) = rayon::join(
+        || Found::new(&ranges, by_thread, &queries),
+        || parents_and_levels(&ranges, by_thread),
+    );
     drop(queries);
     // the names' order (for the sums' ties) is worked out on a second
     // thread while the rest is made: the names of the ranges that enclose a
     // GPU operation's launch, which are the ranges with a projection, so
     // every name of the report's rows (ranking every range's name took as
     // long as the projection beside it, on the same two cores)
-    let flat = &found.flat;
-    std::thread::scope(|sc| {
-        let ranker = rank.then(|| {
-            sc.spawn(move || {
-                rank_names(
-                    names,
-                    flat.iter()
-                        .filter_map(|&ri| ranges.get(ri as usize).map(|r| r.name)),
-                )
-            })
-        });
-        // per range: first start, last end; (range, correlation id) pairs
-        let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
-        let mut corrs: Vec<(u32, i64)> = Vec::new();
-        // operations launched outside every range: nsys's trace prints them as
-        // one row without a range (first start, last end, distinct ids; pid and
-        // tid of the first such call)
-        let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
-        for (op, span) in ops.iter().zip(&spans) {
-            for p in span.clone() {
-                let c = index.at(p);
-                let rs = found.get(slot[p]);
-                if rs.is_empty() {
+    let rank = ranker.map(|sc| {
+        let flat = found.flat.clone();
+        sc.spawn(move || {
+            rank_names(
+                names,
+                flat.iter()
+                    .filter_map(|&ri| ranges.range(ri as usize).map(|r| r.name)),
+            )
+        })
+    });
+    // per launching call (a query): first start and last end of the
+    // operations it launched, and its correlation id. Each range's
+    // figures are then gathered from its calls, not from every
+    // (operation, call, range): the (range, correlation id) pairs that
+    // counted the distinct ids were tens of millions of bytes to fill
+    // and sort on the 1 M-kernel export, most of them written once
+    let mut by_call: Vec<Option<(i64, i64, i64)>> = vec![None; found.spans.len()];
+    // operations launched outside every range: nsys's trace prints them as
+    // one row without a range (first start, last end, distinct ids; pid and
+    // tid of the first such call)
+    let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
+    for (op, span) in ops.iter().zip(&spans) {
+        for p in span.clone() {
+            let q = slot[p];
+            let call = match by_call.get_mut(q as usize) {
+                Some(call) if !found.get(q).is_empty() => call,
+                _ => {
+                    let c = index.at(p);
                     let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
                     o.0 = o.0.min(op.0);
                     o.1 = o.1.max(op.1);
                     o.2.push(c.correlation);
+                    continue;
                 }
-                for &ri in rs {
-                    let p = proj[ri as usize].get_or_insert((op.0, op.1));
-                    p.0 = p.0.min(op.0);
-                    p.1 = p.1.max(op.1);
-                    corrs.push((ri, c.correlation));
-                }
-            }
-        }
-        drop(ops);
-        drop(spans);
-        // distinct correlation ids per range
-        corrs.par_sort_unstable();
-        corrs.dedup();
-        let mut nops = vec![0u32; ranges.len()];
-        for (ri, _) in &corrs {
-            nops[*ri as usize] += 1;
-        }
-        drop(corrs);
-        let parent = parents(ranges);
-        // levels: the number of ancestors (a parent encloses its child, or has
-        // the same extent and a lower id, so the chains end)
-        let mut level = vec![u32::MAX; ranges.len()];
-        let mut chain = Vec::new();
-        for i in 0..ranges.len() {
-            let mut c = i;
-            while level[c] == u32::MAX && chain.len() <= ranges.len() {
-                chain.push(c);
-                match parent[c] {
-                    NONE => break,
-                    p => c = p as usize,
-                }
-            }
-            let mut l = if level[c] == u32::MAX {
-                0
-            } else {
-                level[c] + 1
             };
-            while let Some(x) = chain.pop() {
-                if level[x] == u32::MAX {
-                    level[x] = l;
+            match call {
+                Some(c) => {
+                    c.0 = c.0.min(op.0);
+                    c.1 = c.1.max(op.1);
                 }
-                l = level[x] + 1;
+                None => *call = Some((op.0, op.1, index.at(p).correlation)),
             }
         }
-        let mut children = vec![0u32; ranges.len()];
-        for (i, &p) in parent.iter().enumerate() {
-            if p != NONE && proj[i].is_some() {
-                children[p as usize] += 1;
+    }
+    drop(ops);
+    drop(spans);
+    // per range: first start, last end (the calls' own, merged)
+    let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
+    for (q, call) in by_call.iter().enumerate() {
+        let Some((s, e, _)) = *call else {
+            continue;
+        };
+        for &ri in found.get(q as u32) {
+            let p = proj[ri as usize].get_or_insert((s, e));
+            p.0 = p.0.min(s);
+            p.1 = p.1.max(e);
+        }
+    }
+    // distinct correlation ids per range: the calls grouped by id, and
+    // a range counted once per id however many of its calls carry it
+    let mut by_corr: Vec<(i64, u32)> = by_call
+        .iter()
+        .enumerate()
+        .filter_map(|(q, call)| call.map(|c| (c.2, q as u32)))
+        .collect();
+    drop(by_call);
+    by_corr.par_sort_unstable();
+    let mut nops = vec![0u32; ranges.len()];
+    let mut union: Vec<u32> = Vec::new();
+    for group in by_corr.chunk_by(|a, b| a.0 == b.0) {
+        if let [(_, q)] = group {
+            for &ri in found.get(*q) {
+                nops[ri as usize] += 1;
             }
+            continue;
         }
-        Projection {
-            proj,
-            nops,
-            level,
-            children,
-            parent,
-            outside,
-            rank: ranker.and_then(|h| h.join().ok()),
+        union.clear();
+        for (_, q) in group {
+            union.extend_from_slice(found.get(*q));
         }
-    })
+        union.sort_unstable();
+        union.dedup();
+        for &ri in &union {
+            nops[ri as usize] += 1;
+        }
+    }
+    drop(by_corr);
+    let mut children = vec![0u32; ranges.len()];
+    for (i, &p) in parent.iter().enumerate() {
+        if p != NONE && proj[i].is_some() {
+            children[p as usize] += 1;
+        }
+    }
+    Projection {
+        proj,
+        nops,
+        level,
+        children,
+        parent,
+        outside,
+        rank,
+    }
 }
 
 /// A range with GPU operations, as `nvtx_gpu_proj_sum` groups it.
@@ -1183,70 +1398,94 @@ struct ProjPair {
     children: u32,
 }
 
-/// The row of one group's pairs (sorted by duration), `samples` a buffer
-/// of the caller's.
-fn proj_sum_row(group: &[ProjPair], rank: &[u32], samples: &mut Vec<i64>) -> ProjSumRow {
-    samples.clear();
-    samples.extend(group.iter().map(|p| p.dur));
-    let mut range_total = 0i128;
-    let (mut ops, mut levels, mut children) = (0i64, 0i64, 0i64);
-    for p in group {
-        range_total += i128::from(p.range_len);
-        ops += i64::from(p.ops);
-        levels += i64::from(p.level);
-        children += i64::from(p.children);
-    }
+impl ProjPair {
+    const EMPTY: ProjPair = ProjPair {
+        name: NONE,
+        style: RangeStyle::PushPop,
+        range: NONE,
+        dur: 0,
+        range_len: 0,
+        ops: 0,
+        level: 0,
+        children: 0,
+    };
+}
+
+/// Rows per block of the gather of `nvtx_gpu_proj_sum`'s pairs into
+/// output order.
+const GATHER_ROWS: usize = 16384;
+
+/// The row of the group `pairs[at]` (sorted by duration).
+fn proj_sum_row(pairs: &[ProjPair], at: std::ops::Range<usize>, rank: &[u32]) -> ProjSumRow {
+    let group = pairs.get(at.clone()).unwrap_or(&[]);
+    let sum: i128 = group.iter().map(|p| i128::from(p.dur)).sum();
     let (name, style) = group
         .first()
         .map_or((NONE, RangeStyle::PushPop), |p| (p.name, p.style));
     ProjSumRow {
+        // as Stat's total: the exact sum, saturated
+        total: sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
         rank: rank.get(name as usize).copied().unwrap_or(u32::MAX),
-        name,
         style,
-        stat: Stat::of_sorted(samples),
-        range_total: range_total.clamp(0, i128::from(i64::MAX)) as i64,
-        ops,
-        levels,
-        children,
+        start: at.start as u32,
+        len: at.len() as u32,
     }
 }
 
-/// One row of `nvtx_gpu_proj_sum`.
+/// One row of `nvtx_gpu_proj_sum`: its group's total, the name's rank (for
+/// the order), its style, where its pairs lie.
 struct ProjSumRow {
-    /// The name's rank (for the order).
+    total: i64,
     rank: u32,
-    name: NameId,
     style: RangeStyle,
-    stat: Stat,
-    range_total: i64,
-    ops: i64,
-    levels: i64,
-    children: i64,
+    start: u32,
+    len: u32,
 }
 
+/// `nvtx_gpu_proj_sum`'s rows: row `i` is the run
+/// `pairs[ends[i - 1]..ends[i]]`, sorted by projected duration.
 struct ProjSumRows {
-    rows: Vec<ProjSumRow>,
+    pairs: Vec<ProjPair>,
+    ends: Vec<u32>,
 }
 
 impl RowSource for ProjSumRows {
     fn len(&self) -> usize {
-        self.rows.len()
+        self.ends.len()
     }
 
     fn fill(&self, i: usize, _names: &Names, out: &mut [Cell]) {
-        let r = &self.rows[i];
-        let count = r.stat.count;
+        let a = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        let b = self.ends.get(i).map_or(a, |&b| b as usize);
+        let group = self.pairs.get(a..b).unwrap_or(&[]);
+        let Some(first) = group.first() else {
+            out.fill(Cell::Null);
+            return;
+        };
+        let stat = match group {
+            [one] => Stat::of_sorted(&[one.dur]),
+            _ => Stat::of_sorted(&group.iter().map(|p| p.dur).collect::<Vec<i64>>()),
+        };
+        let mut range_total = 0i128;
+        let (mut ops, mut levels, mut children) = (0i64, 0i64, 0i64);
+        for p in group {
+            range_total += i128::from(p.range_len);
+            ops += i64::from(p.ops);
+            levels += i64::from(p.level);
+            children += i64::from(p.children);
+        }
+        let count = stat.count;
         let avg = |x: i64| Cell::Round1(round1(x as f64 / count.max(1) as f64));
-        out[0] = Cell::Name(r.name);
-        set_text(&mut out[1], r.style.as_str());
-        out[2] = Cell::Int(r.stat.total);
-        out[3] = Cell::Int(r.range_total);
+        out[0] = Cell::Name(first.name);
+        set_text(&mut out[1], first.style.as_str());
+        out[2] = Cell::Int(stat.total);
+        out[3] = Cell::Int(range_total.clamp(0, i128::from(i64::MAX)) as i64);
         out[4] = Cell::Int(count);
-        r.stat.dur_cells_into(&mut out[5..10]);
-        out[10] = Cell::Int(r.ops);
-        out[11] = avg(r.ops);
-        out[12] = avg(r.levels);
-        out[13] = avg(r.children);
+        stat.dur_cells_into(&mut out[5..10]);
+        out[10] = Cell::Int(ops);
+        out[11] = avg(ops);
+        out[12] = avg(levels);
+        out[13] = avg(children);
     }
 }
 
@@ -1531,7 +1770,10 @@ mod tests {
             for (i, r) in ranges.iter_mut().enumerate() {
                 r.id = (i as i64 * 37) % 101;
             }
-            proptest::prop_assert_eq!(parents(&ranges), parents_by_definition(&ranges));
+            proptest::prop_assert_eq!(
+                parents(&ranges[..], &ByThread::new(&ranges[..])),
+                parents_by_definition(&ranges)
+            );
         }
 
         /// Anything: crossing, touching, inverted ranges, repeated ids.
@@ -1543,7 +1785,10 @@ mod tests {
                 .iter()
                 .map(|&(t, a, d, id)| ridx(id, t, a, a + d))
                 .collect();
-            proptest::prop_assert_eq!(parents(&ranges), parents_by_definition(&ranges));
+            proptest::prop_assert_eq!(
+                parents(&ranges[..], &ByThread::new(&ranges[..])),
+                parents_by_definition(&ranges)
+            );
         }
     }
 }
