@@ -365,29 +365,75 @@ fn write_sv(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::Res
     cw.flush()?;
     drop(cw);
     let ncols = t.cols.len();
-    // a writer per row, into the chunk's bytes (the same bytes: a
-    // record's quoting depends on its fields alone)
-    b.buffer_capacity(1024);
-    type Scratch = Vec<String>;
+    let delim = if tsv { b'\t' } else { b',' };
     t.format_rows(
         names,
-        |_, r, fields: &mut Scratch, out| {
+        |_, r, fields: &mut Vec<String>, out| {
             fields.resize(ncols, String::new());
-            let n = r.len().min(fields.len());
+            let n = r.len().min(ncols);
             for ((c, col), f) in r.iter().zip(&t.cols).zip(fields.iter_mut()) {
+                if let Cell::Name(_) = c {
+                    // written from the arena below
+                    continue;
+                }
                 cell_into(c, col, names, o, f);
                 if tsv && f.chars().any(char::is_control) {
                     *f = escape_controls(f).into_owned();
                 }
             }
-            // into memory: no I/O error, and a record of any length is
-            // written (the writer is flexible, as one per chunk must be)
-            let mut cw = b.from_writer(&mut *out);
-            let _ = cw.write_record(fields[..n].iter().map(|f| f.as_bytes()));
-            let _ = cw.flush();
+            let field = |i: usize| -> Cow<'_, [u8]> {
+                match r[i] {
+                    Cell::Name(id) => {
+                        let name = names.get(id);
+                        if tsv && !crate::escape::printable_ascii(name.as_bytes()) {
+                            Cow::Owned(escape_controls(name).into_owned().into_bytes())
+                        } else {
+                            Cow::Borrowed(name.as_bytes())
+                        }
+                    }
+                    _ => Cow::Borrowed(fields[i].as_bytes()),
+                }
+            };
+            sv_record(out, delim, (0..n).map(field));
         },
         |bytes| w.write_all(bytes),
     )
+}
+
+/// One CSV (or TSV) record, and its line end, onto `out`, quoted as the
+/// `csv` crate quotes with `QuoteStyle::Necessary` (the header line is
+/// written by the crate itself): a field holding the delimiter, a quote, a
+/// CR or an LF is quoted, its quotes doubled; a record of nothing but one
+/// empty field is `""`. Hand-written for speed: a writer of the crate made
+/// for each row, or kept for a chunk and its bytes copied out, took a
+/// fifth of the output time of reports with millions of rows, most of
+/// whose fields are numbers that need no quoting.
+fn sv_record<F: AsRef<[u8]>>(out: &mut Vec<u8>, delim: u8, fields: impl Iterator<Item = F>) {
+    let start = out.len();
+    for (i, f) in fields.enumerate() {
+        let f = f.as_ref();
+        if i > 0 {
+            out.push(delim);
+        }
+        if f.iter()
+            .any(|&b| b == delim || b == b'"' || b == b'\r' || b == b'\n')
+        {
+            out.push(b'"');
+            for &b in f {
+                if b == b'"' {
+                    out.push(b'"');
+                }
+                out.push(b);
+            }
+            out.push(b'"');
+        } else {
+            out.extend_from_slice(f);
+        }
+    }
+    if out.len() == start {
+        out.extend_from_slice(b"\"\"");
+    }
+    out.push(b'\n');
 }
 
 /// Width in characters of a cell as the text layouts print it (control
@@ -716,6 +762,37 @@ fn write_text(w: &mut dyn Write, t: &Table, names: &Names, o: &Options) -> io::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `sv_record` against the `csv` crate writing the same record
+        /// with the settings `write_sv` gives it, for either delimiter:
+        /// fields from a small alphabet rich in the bytes that decide
+        /// quoting (and multi-byte text), any number of them, empty ones
+        /// included.
+        #[test]
+        fn records_as_the_csv_crate_writes_them(
+            fields in proptest::collection::vec("[a,\t\"\r\n é0-9]{0,6}", 0..5),
+            tsv in proptest::bool::ANY,
+        ) {
+            let delim = if tsv { b'\t' } else { b',' };
+            let mut ours = Vec::new();
+            sv_record(&mut ours, delim, fields.iter());
+            let mut theirs = Vec::new();
+            {
+                let mut w = csv::WriterBuilder::new()
+                    .delimiter(delim)
+                    .quote_style(csv::QuoteStyle::Necessary)
+                    .flexible(true)
+                    .from_writer(&mut theirs);
+                w.write_record(&fields).unwrap();
+                w.flush().unwrap();
+            }
+            proptest::prop_assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&theirs)
+            );
+        }
+    }
 
     #[test]
     fn centers_like_python() {
