@@ -216,7 +216,7 @@ pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
             read_api(db, &strings, &mut data)?;
         }
         if want.nvtx {
-            read_nvtx(db, &strings, &mut data)?;
+            read_nvtx(db, &strings, &mut data, Some(NVTX_SPLIT_ROWS))?;
         }
     }
     if want.osrt {
@@ -287,7 +287,8 @@ fn read_beside_nvtx(
     let nvtx_db = Db::open(&db.path)?;
     let reborrowed = &mut *data;
     let (side, nvtx) = std::thread::scope(|sc| {
-        let nvtx = sc.spawn(move || read_nvtx(&nvtx_db, strings, reborrowed));
+        // (not in halves: this thread's reads keep the other core busy)
+        let nvtx = sc.spawn(move || read_nvtx(&nvtx_db, strings, reborrowed, None));
         let side = (|| -> Result<_> {
             let k = match unknown {
                 Some(u) => scan_kernels(db, strings, u, want.kernel_launch)?,
@@ -773,6 +774,117 @@ struct NvtxBatch {
     text: String,
 }
 
+/// What one reader of the NVTX table gathers besides the rows it sends on
+/// (see [`read_nvtx`]).
+#[derive(Default)]
+struct NvtxScan {
+    /// domains: the first creation per (process, domain id)
+    domains: FastMap<(u64, i64), (i64, String)>,
+    /// range rows with a NULL start
+    nulls: u64,
+    /// the largest time in the table and among the ranges alone, as
+    /// `max(max(start), max(end))` computes them, from this one scan (two
+    /// more full scans took a large share of the NVTX reports' time)
+    all_max: TimeMax,
+    range_max: TimeMax,
+    /// the rows not yet sent
+    batch: NvtxBatch,
+}
+
+impl NvtxScan {
+    /// Take one row of the table; a full batch goes to `send`, which
+    /// gives the next one.
+    fn row(
+        &mut self,
+        r: &rusqlite::Row<'_>,
+        strings: &FileStrings,
+        send: &mut dyn FnMut(NvtxBatch) -> NvtxBatch,
+    ) -> rusqlite::Result<()> {
+        use rusqlite::types::ValueRef;
+        let ty = match r.get_ref(3)? {
+            ValueRef::Integer(x) => Some(x),
+            _ => None,
+        };
+        let is_range = matches!(
+            ty,
+            Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
+        );
+        let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
+        self.all_max.add(s0, e0);
+        if is_range {
+            self.range_max.add(s0, e0);
+        } else if ty != Some(NVTX_DOMAIN_CREATE) {
+            return Ok(());
+        }
+        let ty = ty.unwrap_or(0);
+        let g = int_at(r, 4)?.unwrap_or(0);
+        let Some(start) = int_at(r, 1)? else {
+            if ty != NVTX_DOMAIN_CREATE {
+                self.nulls += 1;
+            }
+            return Ok(());
+        };
+        if ty == NVTX_DOMAIN_CREATE {
+            let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
+            let text = text_at(r, 8)?.unwrap_or_default();
+            match self.domains.get(&key) {
+                Some((s, _)) if *s <= start => {}
+                _ => {
+                    self.domains.insert(key, (start, text));
+                }
+            }
+            return Ok(());
+        }
+        let style = if ty == NVTX_PUSHPOP || ty == NVTXT_PUSHPOP {
+            RangeStyle::PushPop
+        } else {
+            RangeStyle::StartEnd
+        };
+        // inline texts copied from SQLite's own buffer, without a String
+        // each
+        let batch = &mut self.batch;
+        let text = match strings.get(int_at(r, 7)?) {
+            Some(t) => PendingText::Known(t),
+            None => {
+                let a = batch.text.len();
+                let some = match r.get_ref(8)? {
+                    ValueRef::Text(t) => {
+                        match std::str::from_utf8(t) {
+                            Ok(s) => batch.text.push_str(s),
+                            Err(_) => batch.text.push_str(&String::from_utf8_lossy(t)),
+                        }
+                        true
+                    }
+                    _ => text_at(r, 8)?.map(|s| batch.text.push_str(&s)).is_some(),
+                };
+                if some {
+                    PendingText::Inline(a, batch.text.len())
+                } else {
+                    PendingText::None
+                }
+            }
+        };
+        batch.rows.push(PendingRange {
+            id: int_at(r, 0)?.unwrap_or(0),
+            start,
+            end: int_at(r, 2)?,
+            style,
+            g,
+            ends_elsewhere: int_at(r, 5)?.is_some(),
+            text,
+            domain: int_at(r, 6)?.unwrap_or(0),
+        });
+        if batch.rows.len() >= NVTX_BATCH_ROWS || batch.text.len() >= NVTX_BATCH_TEXT {
+            let full = std::mem::take(batch);
+            *batch = send(full);
+        }
+        Ok(())
+    }
+}
+
+/// Rows (by rowid) from which [`read_nvtx`] reads the table in two halves.
+const NVTX_SPLIT_ROWS: i64 = 1 << 18;
+
 /// Most names [`read_nvtx`] reserves room for up front (beyond it the
 /// table grows as needed).
 const MAX_NAMES_RESERVED: usize = 1 << 23;
@@ -799,6 +911,18 @@ impl TimeMax {
         }
     }
 
+    /// Both scans' maxima, as one scan of their rows.
+    fn merge(&mut self, o: &TimeMax) {
+        let max = |a: Option<i64>, b: Option<i64>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            (x, None) => x,
+            (None, y) => y,
+        };
+        self.start = max(self.start, o.start);
+        self.end = max(self.end, o.end);
+        self.odd |= o.odd;
+    }
+
     /// NULL when either column has no value, as SQLite's two-argument
     /// `max` is.
     fn value(&self) -> Option<i64> {
@@ -806,7 +930,14 @@ impl TimeMax {
     }
 }
 
-fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()> {
+/// Read the NVTX table; with `split_from`, a table of at least that many
+/// rows (by rowid) in two halves at once (see below).
+fn read_nvtx(
+    db: &Db,
+    strings: &FileStrings,
+    data: &mut StatsData,
+    split_from: Option<i64>,
+) -> Result<()> {
     let Some(table) = db.resolve("NVTX_EVENTS") else {
         return Ok(());
     };
@@ -824,8 +955,6 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
         ],
         &["start", "eventType"],
     )?;
-    // domains: the first creation per (process, domain id)
-    let mut domains: FastMap<(u64, i64), (i64, String)> = FastMap::default();
     let names = &mut data.names;
     // the arena's table sized once: growing it re-hashed millions of texts
     // (rows with a registered string need no entry, so this is at most)
@@ -833,20 +962,29 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
         .scalar_i64(&format!("SELECT max(rowid) FROM \"{table}\""))
         .unwrap_or(0);
     names.reserve(usize::try_from(rows).unwrap_or(0).min(MAX_NAMES_RESERVED));
-    let mut nulls = 0u64;
-    // the largest time in the table and among the ranges alone, as
-    // `max(max(start), max(end))` computes them, from this one scan (two
-    // more full scans took a large share of the NVTX reports' time)
-    let mut all_max = TimeMax::default();
-    let mut range_max = TimeMax::default();
-    // Two threads: this one steps SQLite and takes each row's values, a
-    // second interns the inline texts (millions on a large export, nearly
-    // all distinct) and makes the rows, batch by batch. Stepping and
+    // a large table read in two halves by rowid, the second on a
+    // connection of its own (one connection stepped through the table
+    // while the other core waited: the read took most of the NVTX reports'
+    // time); the halves' rows reach the interner in rowid order
+    let first = db
+        .scalar_i64(&format!("SELECT min(rowid) FROM \"{table}\""))
+        .unwrap_or(0);
+    let split = split_from
+        .is_some_and(|n| rows.saturating_sub(first) >= n)
+        .then(|| first + (rows - first) / 2 + 1);
+    let select = format!("SELECT rowid, {list} FROM \"{table}\"");
+    let what = format!("table {table}");
+    // Threads: the reader of each half steps SQLite and takes each row's
+    // values, another interns the inline texts (millions on a large export,
+    // nearly all distinct) and makes the rows, batch by batch. Stepping and
     // interning took about the same time one after the other. The texts are
     // interned in row order, as one thread did: the same ids.
-    let (made, scanned) = std::thread::scope(|sc| {
+    let (made, (scan, scanned), second) = std::thread::scope(|sc| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<NvtxBatch>(4);
         let (back_tx, back_rx) = std::sync::mpsc::channel::<NvtxBatch>();
+        // the second half's batches wait for the first half's to be
+        // interned (unbounded: its reader does not wait for the interner)
+        let (tx2, rx2) = std::sync::mpsc::channel::<NvtxBatch>();
         let interner = sc.spawn(move || {
             // the rows, as the scan makes them (their names are the texts
             // until the domains are known), and each row's domain id
@@ -855,7 +993,7 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
             // the batch's inline texts interned together (the table's slots
             // fetched ahead), then taken in row order
             let mut ids: Vec<u32> = Vec::new();
-            for mut batch in rx {
+            for mut batch in rx.into_iter().chain(rx2) {
                 ids.clear();
                 {
                     let texts: Vec<&str> = batch
@@ -895,100 +1033,75 @@ fn read_nvtx(db: &Db, strings: &FileStrings, data: &mut StatsData) -> Result<()>
             }
             (out, raw_domains)
         });
-        let mut batch = NvtxBatch::default();
-        let scanned = each_row(
-            db,
-            &format!("table {table}"),
-            &format!("SELECT rowid, {list} FROM \"{table}\""),
-            |r| {
-                use rusqlite::types::ValueRef;
-                let ty = match r.get_ref(3)? {
-                    ValueRef::Integer(x) => Some(x),
-                    _ => None,
-                };
-                let is_range = matches!(
-                    ty,
-                    Some(NVTX_PUSHPOP | NVTX_STARTEND | NVTXT_PUSHPOP | NVTXT_STARTEND)
-                );
-                let (s0, e0) = (r.get_ref(1)?, r.get_ref(2)?);
-                all_max.add(s0, e0);
-                if is_range {
-                    range_max.add(s0, e0);
-                } else if ty != Some(NVTX_DOMAIN_CREATE) {
-                    return Ok(());
+        let second = split.map(|mid| {
+            let (select, what, path) = (&select, &what, db.path.clone());
+            sc.spawn(move || -> Result<NvtxScan> {
+                let db2 = Db::open(&path)?;
+                let mut scan = NvtxScan::default();
+                let sql = format!("{select} WHERE rowid >= {mid}");
+                each_row(&db2, what, &sql, |r| {
+                    scan.row(r, strings, &mut |b| {
+                        let _ = tx2.send(b);
+                        NvtxBatch::default()
+                    })
+                })?;
+                let rest = std::mem::take(&mut scan.batch);
+                if !rest.rows.is_empty() {
+                    let _ = tx2.send(rest);
                 }
-                let ty = ty.unwrap_or(0);
-                let g = int_at(r, 4)?.unwrap_or(0);
-                let Some(start) = int_at(r, 1)? else {
-                    if ty != NVTX_DOMAIN_CREATE {
-                        nulls += 1;
-                    }
-                    return Ok(());
-                };
-                if ty == NVTX_DOMAIN_CREATE {
-                    let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
-                    let text = text_at(r, 8)?.unwrap_or_default();
-                    match domains.get(&key) {
-                        Some((s, _)) if *s <= start => {}
-                        _ => {
-                            domains.insert(key, (start, text));
-                        }
-                    }
-                    return Ok(());
-                }
-                let style = if ty == NVTX_PUSHPOP || ty == NVTXT_PUSHPOP {
-                    RangeStyle::PushPop
-                } else {
-                    RangeStyle::StartEnd
-                };
-                // inline texts copied from SQLite's own buffer, without a
-                // String each
-                let text = match strings.get(int_at(r, 7)?) {
-                    Some(t) => PendingText::Known(t),
-                    None => {
-                        let a = batch.text.len();
-                        let some = match r.get_ref(8)? {
-                            ValueRef::Text(t) => {
-                                match std::str::from_utf8(t) {
-                                    Ok(s) => batch.text.push_str(s),
-                                    Err(_) => batch.text.push_str(&String::from_utf8_lossy(t)),
-                                }
-                                true
-                            }
-                            _ => text_at(r, 8)?.map(|s| batch.text.push_str(&s)).is_some(),
-                        };
-                        if some {
-                            PendingText::Inline(a, batch.text.len())
-                        } else {
-                            PendingText::None
-                        }
-                    }
-                };
-                batch.rows.push(PendingRange {
-                    id: int_at(r, 0)?.unwrap_or(0),
-                    start,
-                    end: int_at(r, 2)?,
-                    style,
-                    g,
-                    ends_elsewhere: int_at(r, 5)?.is_some(),
-                    text,
-                    domain: int_at(r, 6)?.unwrap_or(0),
-                });
-                if batch.rows.len() >= NVTX_BATCH_ROWS || batch.text.len() >= NVTX_BATCH_TEXT {
-                    let next = back_rx.try_recv().unwrap_or_default();
-                    // the interner stopped (it panicked): its join says so
-                    let _ = tx.send(std::mem::replace(&mut batch, next));
-                }
-                Ok(())
-            },
-        );
-        if !batch.rows.is_empty() {
-            let _ = tx.send(batch);
+                Ok(scan)
+            })
+        });
+        let mut scan = NvtxScan::default();
+        let sql = match split {
+            Some(mid) => format!("{select} WHERE rowid < {mid}"),
+            None => select.clone(),
+        };
+        let scanned = each_row(db, &what, &sql, |r| {
+            scan.row(r, strings, &mut |b| {
+                let next = back_rx.try_recv().unwrap_or_default();
+                // the interner stopped (it panicked): its join says so
+                let _ = tx.send(b);
+                next
+            })
+        });
+        let rest = std::mem::take(&mut scan.batch);
+        if !rest.rows.is_empty() {
+            let _ = tx.send(rest);
         }
         drop(tx);
-        (interner.join(), scanned)
+        let second = second.map(|h| h.join());
+        (interner.join(), (scan, scanned), second)
     });
+    // errors in the order one reader met them
     scanned?;
+    let NvtxScan {
+        mut domains,
+        mut nulls,
+        mut all_max,
+        mut range_max,
+        batch: _,
+    } = scan;
+    if let Some(second) = second {
+        let half = second.map_err(|_| {
+            db.err(
+                format!("reading table {table}"),
+                rusqlite::Error::InvalidQuery,
+            )
+        })??;
+        nulls += half.nulls;
+        all_max.merge(&half.all_max);
+        range_max.merge(&half.range_max);
+        // the first creation: the first half's on a tie
+        for (key, (start, text)) in half.domains {
+            match domains.get(&key) {
+                Some((s, _)) if *s <= start => {}
+                _ => {
+                    domains.insert(key, (start, text));
+                }
+            }
+        }
+    }
     let (mut out, raw_domains) = made.map_err(|_| {
         db.err(
             format!("reading table {table}"),
@@ -1342,5 +1455,90 @@ fn mem_kind_label(k: MemoryKind) -> &'static str {
         MemoryKind::Device => "Device",
         MemoryKind::Array => "Array",
         MemoryKind::Managed => "Managed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An NVTX table of `n` rows with every kind the reader tells apart:
+    /// push/pop and start/end ranges with inline texts and registered
+    /// ones, NULL starts and ends, ranges ended on another thread, and the
+    /// same domain created again at earlier, equal and later times (so
+    /// that which creation wins depends on both halves).
+    fn nvtx_table(path: &Path, n: i64) {
+        let c = rusqlite::Connection::open(path).unwrap();
+        c.execute_batch(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+             INSERT INTO StringIds VALUES (1, 'registered'), (2, 'other');
+             CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER,
+               globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER,
+               textId INTEGER, text TEXT);",
+        )
+        .unwrap();
+        let tid = |t: i64| (7i64 << 24) | t;
+        let mut st = c
+            .prepare("INSERT INTO NVTX_EVENTS VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+            .unwrap();
+        for i in 0..n {
+            // a small deterministic mix (no generator crate needed)
+            let k = (i * 7919) % 23;
+            let start = (k != 5).then_some(1000 + (i * 37) % 5000);
+            let end = (k != 6).then(|| 6000 + (i * 53) % 4000);
+            let ty = match k % 5 {
+                0 | 1 => 59,
+                2 => 60,
+                3 => 70,
+                _ if i % 2 == 0 => 75,
+                _ => 71,
+            };
+            let (text_id, text) = match k % 3 {
+                0 => (Some(1 + i % 2), None),
+                1 => (None, Some(format!("r{}", i % 11))),
+                _ => (None, Some(format!("dom{}", i % 3))),
+            };
+            let domain = i % 3;
+            let start = if ty == 75 {
+                Some(100 + (i * 13) % 7)
+            } else {
+                start
+            };
+            st.execute(rusqlite::params![
+                start,
+                end,
+                ty,
+                tid(i % 2),
+                (k == 7).then(|| tid(9)),
+                domain,
+                text_id,
+                text,
+            ])
+            .unwrap();
+        }
+    }
+
+    fn read(path: &Path, split_from: Option<i64>) -> String {
+        let db = Db::open(path).unwrap();
+        let mut data = StatsData::new(Source::Nsys);
+        let strings = FileStrings::load(&db, &mut data).unwrap();
+        read_nvtx(&db, &strings, &mut data, split_from).unwrap();
+        assert!(data.nvtx.as_ref().is_some_and(|r| !r.is_empty()));
+        format!("{data:?}")
+    }
+
+    /// The table read in halves gives the data one read gives: the same
+    /// rows in the same order, the same name ids, domains, maxima and
+    /// counts of dropped rows, whatever the size of the halves.
+    #[test]
+    fn halves_read_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in [2i64, 3, 10, 101, 400] {
+            let path = dir.path().join(format!("nvtx{n}.sqlite"));
+            nvtx_table(&path, n);
+            let whole = read(&path, None);
+            assert_eq!(read(&path, Some(1)), whole, "{n} rows");
+            assert_eq!(read(&path, Some(n + 1)), whole, "{n} rows, not split");
+        }
     }
 }
