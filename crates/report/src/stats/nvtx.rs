@@ -32,13 +32,17 @@ fn rank_names(names: &Names, ids: impl IntoIterator<Item = NameId>) -> Vec<u32> 
     rank
 }
 
-/// A sort key of [`sort_by_text`]: 16 bytes of a name from some depth on,
-/// big-endian and padded with zeros; how many of its bytes lie there (17:
-/// the name goes on past them); the id.
+/// Bytes of a name in one key of [`sort_by_text`].
+const KEY_BYTES: usize = 32;
+
+/// A sort key of [`sort_by_text`]: [`KEY_BYTES`] bytes of a name from some
+/// depth on, big-endian and padded with zeros; how many of its bytes lie
+/// there (`KEY_BYTES + 1`: the name goes on past them); the id. (Keys of 16
+/// bytes took two passes over the names of a large export, whose first 16
+/// bytes are mostly the operator's name.)
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 struct TextKey {
-    hi: u64,
-    lo: u64,
+    words: [u64; KEY_BYTES / 8],
     len: u8,
     id: NameId,
 }
@@ -46,15 +50,16 @@ struct TextKey {
 impl TextKey {
     fn of(names: &Names, id: NameId, depth: usize) -> TextKey {
         let rest = names.get(id).as_bytes().get(depth..).unwrap_or(&[]);
-        let mut chunk = [0u8; 16];
-        let n = rest.len().min(16);
+        let mut chunk = [0u8; KEY_BYTES];
+        let n = rest.len().min(KEY_BYTES);
         chunk[..n].copy_from_slice(&rest[..n]);
-        let (hi, lo) = chunk.split_at(8);
-        let word = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+        let mut words = [0u64; KEY_BYTES / 8];
+        for (w, b) in words.iter_mut().zip(chunk.chunks_exact(8)) {
+            *w = u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+        }
         TextKey {
-            hi: word(hi),
-            lo: word(lo),
-            len: rest.len().min(17) as u8,
+            words,
+            len: rest.len().min(KEY_BYTES + 1) as u8,
             id,
         }
     }
@@ -93,10 +98,10 @@ const PARALLEL_RUN: usize = 1 << 14;
 /// texts). Hand-written for speed: a large export has millions of distinct
 /// names sharing long prefixes (`aten::empty, op_id = 990346`), and a
 /// comparison sort fetched two names from the arena at every comparison.
-/// Here each pass sorts integer keys made of 16 bytes of each name, and
-/// only the runs of names that agree on all of them (and go on) take the
-/// next 16 bytes, as a most-significant-digit radix sort does; a small run
-/// is sorted by comparing its names from that depth on.
+/// Here each pass sorts integer keys made of [`KEY_BYTES`] bytes of each
+/// name, and only the runs of names that agree on all of them (and go on)
+/// take the next ones, as a most-significant-digit radix sort does; a
+/// small run is sorted by comparing its names from that depth on.
 fn sort_by_text(names: &Names, ids: &mut [NameId]) {
     let mut work = vec![(0, ids.len(), 0)];
     let mut keys: Vec<TextKey> = Vec::new();
@@ -137,14 +142,14 @@ fn sort_by_text(names: &Names, ids: &mut [NameId]) {
         while i < keys.len() {
             let k = keys[i];
             let mut j = i + 1;
-            while j < keys.len() && (keys[j].hi, keys[j].lo, keys[j].len) == (k.hi, k.lo, k.len) {
+            while j < keys.len() && (keys[j].words, keys[j].len) == (k.words, k.len) {
                 j += 1;
             }
-            if j - i > 1 && k.len == 17 {
+            if j - i > 1 && usize::from(k.len) == KEY_BYTES + 1 {
                 if j - i <= SMALL_RUN {
                     small.push((i, j));
                 } else {
-                    work.push((a + i, a + j, depth + 16));
+                    work.push((a + i, a + j, depth + KEY_BYTES));
                 }
             }
             i = j;
@@ -162,7 +167,7 @@ fn sort_by_text(names: &Names, ids: &mut [NameId]) {
             rest = tail;
             at = j;
         }
-        let depth = depth + 16;
+        let depth = depth + KEY_BYTES;
         let sort_run = |run: &mut [NameId]| {
             let tail = |id: NameId| names.get(id).as_bytes().get(depth..).unwrap_or(&[]);
             run.sort_unstable_by(|&x, &y| tail(x).cmp(tail(y)).then(x.cmp(&y)));
@@ -1647,11 +1652,12 @@ mod tests {
 
     proptest::proptest! {
         /// Runs of every size around the small-run and the parallel-pass
-        /// limits, at depths of 16, 32 and 48 bytes: the ranks order the
-        /// names as a plain sort by bytes does.
+        /// limits, of names that end around 16, 32, 48 and 64 bytes (on
+        /// both sides of a key's end, one key or two deep): the ranks order
+        /// the names as a plain sort by bytes does.
         #[test]
         fn ranks_runs_of_any_size_by_their_bytes(
-            parts in proptest::collection::vec((0usize..4, 0u32..400, 0u32..3), 1..400),
+            parts in proptest::collection::vec((0usize..5, 0u32..400, 0u32..3), 1..400),
             big in 0usize..2,
         ) {
             let prefixes = [
@@ -1659,6 +1665,7 @@ mod tests {
                 "aten::empty, op_",
                 "aten::empty, op_id = 1234567890",
                 "aten::empty, op_id = 1234567890, seq = 98765432",
+                "aten::empty, op_id = 1234567890, seq = 98765432, stream = 1234",
             ];
             let mut texts: Vec<String> = parts
                 .iter()
