@@ -971,7 +971,13 @@ fn read_nvtx(
         .unwrap_or(0);
     let split = split_from
         .is_some_and(|n| rows.saturating_sub(first) >= n)
-        .then(|| first + (rows - first) / 2 + 1);
+        // (rowids may lie anywhere in 64 bits: any split point keeps the
+        // rows in rowid order, this one is the middle without overflow)
+        .then(|| {
+            first
+                .saturating_add(rows.saturating_sub(first) / 2)
+                .saturating_add(1)
+        });
     let select = format!("SELECT rowid, {list} FROM \"{table}\"");
     let what = format!("table {table}");
     // Threads: the reader of each half steps SQLite and takes each row's
@@ -1540,5 +1546,18 @@ mod tests {
             assert_eq!(read(&path, Some(1)), whole, "{n} rows");
             assert_eq!(read(&path, Some(n + 1)), whole, "{n} rows, not split");
         }
+        // rowids at both ends of 64 bits (a hostile file): split, in order,
+        // without overflow
+        let path = dir.path().join("extremes.sqlite");
+        nvtx_table(&path, 5);
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "UPDATE NVTX_EVENTS SET rowid = -9223372036854775807 WHERE rowid = 1;
+             UPDATE NVTX_EVENTS SET rowid = 9223372036854775807 WHERE rowid = 5;",
+        )
+        .unwrap();
+        drop(c);
+        let whole = read(&path, None);
+        assert_eq!(read(&path, Some(1)), whole, "extreme rowids");
     }
 }
