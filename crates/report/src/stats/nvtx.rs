@@ -357,6 +357,7 @@ trait RangeTable: Sync {
     fn at(&self, i: usize) -> Ridx;
 }
 
+#[cfg(test)]
 impl RangeTable for [Ridx] {
     fn len(&self) -> usize {
         <[Ridx]>::len(self)
