@@ -216,7 +216,13 @@ pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
             read_api(db, &strings, &mut data)?;
         }
         if want.nvtx {
-            read_nvtx(db, &strings, &mut data, Some(NVTX_SPLIT_ROWS))?;
+            read_nvtx(
+                db,
+                &strings,
+                &mut data,
+                Helper::Now(NVTX_SPLIT_ROWS),
+                NVTX_CHUNK_ROWIDS,
+            )?;
         }
     }
     if want.osrt {
@@ -287,8 +293,18 @@ fn read_beside_nvtx(
     let nvtx_db = Db::open(&db.path)?;
     let reborrowed = &mut *data;
     let (side, nvtx) = std::thread::scope(|sc| {
-        // (not in halves: this thread's reads keep the other core busy)
-        let nvtx = sc.spawn(move || read_nvtx(&nvtx_db, strings, reborrowed, None));
+        // (a second NVTX reader helps once this thread's reads are done:
+        // until then they keep the other core busy)
+        let (go, helper) = std::sync::mpsc::channel();
+        let nvtx = sc.spawn(move || {
+            read_nvtx(
+                &nvtx_db,
+                strings,
+                reborrowed,
+                Helper::After(helper),
+                NVTX_CHUNK_ROWIDS,
+            )
+        });
         let side = (|| -> Result<_> {
             let k = match unknown {
                 Some(u) => scan_kernels(db, strings, u, want.kernel_launch)?,
@@ -302,6 +318,8 @@ fn read_beside_nvtx(
             };
             Ok((k, m, a))
         })();
+        // (on an error too: the sooner the NVTX read ends)
+        let _ = go.send(());
         (side, nvtx.join())
     });
     // errors in the order one thread met them
@@ -778,8 +796,10 @@ struct NvtxBatch {
 /// (see [`read_nvtx`]).
 #[derive(Default)]
 struct NvtxScan {
-    /// domains: the first creation per (process, domain id)
-    domains: FastMap<(u64, i64), (i64, String)>,
+    /// domains: the first creation per (process, domain id), by start
+    /// and then rowid (the readers see the rows in different orders):
+    /// start, rowid, text
+    domains: FastMap<(u64, i64), (i64, i64, String)>,
     /// range rows with a NULL start
     nulls: u64,
     /// the largest time in the table and among the ranges alone, as
@@ -826,11 +846,12 @@ impl NvtxScan {
         };
         if ty == NVTX_DOMAIN_CREATE {
             let key = (pid_of(g), int_at(r, 6)?.unwrap_or(0));
+            let at = (start, int_at(r, 0)?.unwrap_or(0));
             let text = text_at(r, 8)?.unwrap_or_default();
             match self.domains.get(&key) {
-                Some((s, _)) if *s <= start => {}
+                Some((s, id, _)) if (*s, *id) <= at => {}
                 _ => {
-                    self.domains.insert(key, (start, text));
+                    self.domains.insert(key, (at.0, at.1, text));
                 }
             }
             return Ok(());
@@ -882,7 +903,53 @@ impl NvtxScan {
     }
 }
 
-/// Rows (by rowid) from which [`read_nvtx`] reads the table in two halves.
+/// A batch's rows made (their inline texts interned together, the
+/// table's slots fetched ahead, then taken in row order) onto `out`, each
+/// row's domain id onto `raw_domains`; the batch is left empty.
+fn intern_batch(
+    batch: &mut NvtxBatch,
+    names: &mut rprof_model::Names,
+    ids: &mut Vec<u32>,
+    out: &mut Vec<NvtxRow>,
+    raw_domains: &mut Vec<i64>,
+) {
+    ids.clear();
+    {
+        let texts: Vec<&str> = batch
+            .rows
+            .iter()
+            .filter_map(|p| match p.text {
+                PendingText::Inline(a, b) => Some(batch.text.get(a..b).unwrap_or("")),
+                _ => None,
+            })
+            .collect();
+        names.intern_batch(&texts, ids);
+    }
+    let mut inline = ids.iter();
+    for p in batch.rows.drain(..) {
+        let text = match p.text {
+            PendingText::Known(t) => t,
+            PendingText::Inline(..) => inline.next().copied().unwrap_or(NO_TEXT),
+            PendingText::None => NO_TEXT,
+        };
+        out.push(NvtxRow {
+            id: p.id,
+            start_ns: p.start,
+            end_ns: p.end,
+            name: text,
+            style: p.style,
+            pid: pid_of(p.g),
+            tid: tid_of(p.g),
+            ends_elsewhere: p.ends_elsewhere,
+            text,
+            domain: None,
+        });
+        raw_domains.push(p.domain);
+    }
+    batch.text.clear();
+}
+
+/// Rowids from which [`read_nvtx`]'s second reader helps.
 const NVTX_SPLIT_ROWS: i64 = 1 << 18;
 
 /// Most names [`read_nvtx`] reserves room for up front (beyond it the
@@ -930,13 +997,137 @@ impl TimeMax {
     }
 }
 
-/// Read the NVTX table; with `split_from`, a table of at least that many
-/// rows (by rowid) in two halves at once (see below).
+/// Rowids per chunk of the NVTX table's read (see [`read_nvtx`]).
+const NVTX_CHUNK_ROWIDS: i64 = 1 << 15;
+
+/// Most chunks the NVTX table is cut into: a table whose rowids spread
+/// wider (a hostile file's may span all 64 bits) has wider chunks.
+const NVTX_MAX_CHUNKS: i128 = 1 << 16;
+
+/// When a second connection helps [`read_nvtx`] read the NVTX table.
+enum Helper {
+    /// From the start, for a table that spans at least this many rowids.
+    Now(i64),
+    /// Once `go` receives (not if its sender is dropped first), for a table
+    /// that spans at least [`NVTX_SPLIT_ROWS`] rowids: when this thread's
+    /// core is busy with other tables until then.
+    After(std::sync::mpsc::Receiver<()>),
+}
+
+/// The NVTX table's rowids `first..=last` cut into chunks, which the
+/// readers claim in order.
+struct Chunks {
+    first: i128,
+    last: i128,
+    /// rowids per chunk
+    size: i128,
+    count: u64,
+    next: std::sync::atomic::AtomicU64,
+    /// a reader met an error: no more claims
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl Chunks {
+    /// Chunks of at least `size` rowids.
+    fn new(first: i64, last: i64, size: i64) -> Chunks {
+        let (first, last) = (i128::from(first), i128::from(last));
+        let span = (last - first + 1).max(0);
+        let size = (span / NVTX_MAX_CHUNKS + 1).max(i128::from(size).max(1));
+        Chunks {
+            first,
+            last,
+            size,
+            // (at most NVTX_MAX_CHUNKS + 1)
+            count: u64::try_from((span + size - 1) / size).unwrap_or(0),
+            next: Default::default(),
+            failed: Default::default(),
+        }
+    }
+
+    /// The next chunk: its index and its first and last rowids.
+    fn claim(&self) -> Option<(u64, i64, i64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.failed.load(Relaxed) {
+            return None;
+        }
+        let i = self.next.fetch_add(1, Relaxed);
+        if i >= self.count {
+            return None;
+        }
+        let a = self.first + i128::from(i) * self.size;
+        let b = (a + self.size - 1).min(self.last);
+        Some((i, i64::try_from(a).ok()?, i64::try_from(b).ok()?))
+    }
+}
+
+/// A batch from `pool` (a used one, cleared, if there is one: fresh ones
+/// were fresh pages for the kernel to clear).
+fn pooled(pool: &std::sync::Mutex<Vec<NvtxBatch>>) -> NvtxBatch {
+    pool.lock()
+        .ok()
+        .and_then(|mut p| p.pop())
+        .unwrap_or_default()
+}
+
+/// One reader of [`read_nvtx`]: claims chunks until none is left and sends
+/// each chunk's batches, in row order, with the chunk's index. An error
+/// ends the claims (both readers') and comes back with its chunk's index.
+fn read_chunks(
+    db: &Db,
+    sql: &str,
+    what: &str,
+    strings: &FileStrings,
+    chunks: &Chunks,
+    pool: &std::sync::Mutex<Vec<NvtxBatch>>,
+    tx: &std::sync::mpsc::SyncSender<(u64, Vec<NvtxBatch>)>,
+) -> (NvtxScan, Option<(u64, crate::error::Error)>) {
+    let mut scan = NvtxScan::default();
+    let mut st = None;
+    while let Some((i, a, b)) = chunks.claim() {
+        let mut sent = Vec::new();
+        let mut read = || -> rusqlite::Result<()> {
+            let st = match &mut st {
+                Some(st) => st,
+                None => st.insert(db.conn.prepare(sql)?),
+            };
+            let mut rows = st.query([a, b])?;
+            while let Some(r) = rows.next()? {
+                scan.row(r, strings, &mut |full| {
+                    sent.push(full);
+                    pooled(pool)
+                })?;
+            }
+            Ok(())
+        };
+        if let Err(e) = read() {
+            chunks
+                .failed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            return (scan, Some((i, db.err(format!("reading {what}"), e))));
+        }
+        if !scan.batch.rows.is_empty() {
+            sent.push(std::mem::replace(&mut scan.batch, pooled(pool)));
+        }
+        // the interner stopped (it panicked): its join says so
+        if tx.send((i, sent)).is_err() {
+            break;
+        }
+    }
+    (scan, None)
+}
+
+/// Read the NVTX table. It is read in chunks of rowids, in order, and with
+/// `helper` a second connection claims chunks too (one connection stepped
+/// through the table while the other core waited: the read took most of
+/// the NVTX reports' time); the chunks' rows reach the interner in rowid
+/// order, so the names' ids are the ones one reader gives.
+/// `chunk`: rowids per chunk, at least.
 fn read_nvtx(
     db: &Db,
     strings: &FileStrings,
     data: &mut StatsData,
-    split_from: Option<i64>,
+    helper: Helper,
+    chunk: i64,
 ) -> Result<()> {
     let Some(table) = db.resolve("NVTX_EVENTS") else {
         return Ok(());
@@ -962,158 +1153,110 @@ fn read_nvtx(
         .scalar_i64(&format!("SELECT max(rowid) FROM \"{table}\""))
         .unwrap_or(0);
     names.reserve(usize::try_from(rows).unwrap_or(0).min(MAX_NAMES_RESERVED));
-    // a large table read in two halves by rowid, the second on a
-    // connection of its own (one connection stepped through the table
-    // while the other core waited: the read took most of the NVTX reports'
-    // time); the halves' rows reach the interner in rowid order
     let first = db
         .scalar_i64(&format!("SELECT min(rowid) FROM \"{table}\""))
         .unwrap_or(0);
-    let split = split_from
-        .is_some_and(|n| rows.saturating_sub(first) >= n)
-        // (rowids may lie anywhere in 64 bits: any split point keeps the
-        // rows in rowid order, this one is the middle without overflow)
-        .then(|| {
-            first
-                .saturating_add(rows.saturating_sub(first) / 2)
-                .saturating_add(1)
-        });
-    let select = format!("SELECT rowid, {list} FROM \"{table}\"");
+    let chunks = Chunks::new(first, rows, chunk);
+    let span = rows.saturating_sub(first);
+    let helper = match helper {
+        Helper::Now(n) if span >= n => Some(None),
+        Helper::After(go) if span >= NVTX_SPLIT_ROWS => Some(Some(go)),
+        _ => None,
+    };
+    let sql = format!("SELECT rowid, {list} FROM \"{table}\" WHERE rowid BETWEEN ?1 AND ?2");
     let what = format!("table {table}");
-    // Threads: the reader of each half steps SQLite and takes each row's
-    // values, another interns the inline texts (millions on a large export,
-    // nearly all distinct) and makes the rows, batch by batch. Stepping and
-    // interning took about the same time one after the other. The texts are
-    // interned in row order, as one thread did: the same ids.
-    let (made, (scan, scanned), second) = std::thread::scope(|sc| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<NvtxBatch>(4);
-        let (back_tx, back_rx) = std::sync::mpsc::channel::<NvtxBatch>();
-        // the second half's batches wait for the first half's to be
-        // interned (unbounded: its reader does not wait for the interner)
-        let (tx2, rx2) = std::sync::mpsc::channel::<NvtxBatch>();
+    let pool = std::sync::Mutex::new(Vec::new());
+    // Threads: the readers step SQLite and take each row's values, another
+    // interns the inline texts (millions on a large export, nearly all
+    // distinct) and makes the rows, chunk by chunk in rowid order. Stepping
+    // and interning took about the same time one after the other.
+    let (made, first_reader, second_reader) = std::thread::scope(|sc| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Vec<NvtxBatch>)>(4);
+        let pool = &pool;
         let interner = sc.spawn(move || {
             // the rows, as the scan makes them (their names are the texts
             // until the domains are known), and each row's domain id
             let mut out: Vec<NvtxRow> = Vec::new();
             let mut raw_domains: Vec<i64> = Vec::new();
-            // the batch's inline texts interned together (the table's slots
-            // fetched ahead), then taken in row order
             let mut ids: Vec<u32> = Vec::new();
-            for mut batch in rx.into_iter().chain(rx2) {
-                ids.clear();
-                {
-                    let texts: Vec<&str> = batch
-                        .rows
-                        .iter()
-                        .filter_map(|p| match p.text {
-                            PendingText::Inline(a, b) => Some(batch.text.get(a..b).unwrap_or("")),
-                            _ => None,
-                        })
-                        .collect();
-                    names.intern_batch(&texts, &mut ids);
+            // chunks that came before the ones ahead of them
+            let mut early: std::collections::BTreeMap<u64, Vec<NvtxBatch>> = Default::default();
+            let mut next = 0u64;
+            for (i, batches) in rx {
+                early.insert(i, batches);
+                while let Some(batches) = early.remove(&next) {
+                    next += 1;
+                    for mut batch in batches {
+                        intern_batch(&mut batch, names, &mut ids, &mut out, &mut raw_domains);
+                        if let Ok(mut p) = pool.lock() {
+                            p.push(batch);
+                        }
+                    }
                 }
-                let mut inline = ids.iter();
-                for p in batch.rows.drain(..) {
-                    let text = match p.text {
-                        PendingText::Known(t) => t,
-                        PendingText::Inline(..) => inline.next().copied().unwrap_or(NO_TEXT),
-                        PendingText::None => NO_TEXT,
-                    };
-                    out.push(NvtxRow {
-                        id: p.id,
-                        start_ns: p.start,
-                        end_ns: p.end,
-                        name: text,
-                        style: p.style,
-                        pid: pid_of(p.g),
-                        tid: tid_of(p.g),
-                        ends_elsewhere: p.ends_elsewhere,
-                        text,
-                        domain: None,
-                    });
-                    raw_domains.push(p.domain);
-                }
-                batch.text.clear();
-                // the reader may have finished: then the batch is dropped
-                let _ = back_tx.send(batch);
             }
             (out, raw_domains)
         });
-        let second = split.map(|mid| {
-            let (select, what, path) = (&select, &what, db.path.clone());
-            sc.spawn(move || -> Result<NvtxScan> {
-                let db2 = Db::open(&path)?;
-                let mut scan = NvtxScan::default();
-                let sql = format!("{select} WHERE rowid >= {mid}");
-                each_row(&db2, what, &sql, |r| {
-                    scan.row(r, strings, &mut |b| {
-                        let _ = tx2.send(b);
-                        NvtxBatch::default()
-                    })
-                })?;
-                let rest = std::mem::take(&mut scan.batch);
-                if !rest.rows.is_empty() {
-                    let _ = tx2.send(rest);
+        let second = helper.map(|go| {
+            let (sql, what, path, chunks, tx) = (&sql, &what, db.path.clone(), &chunks, tx.clone());
+            sc.spawn(move || {
+                if let Some(go) = go
+                    && go.recv().is_err()
+                {
+                    return None;
                 }
-                Ok(scan)
+                // a helper without a connection leaves the chunks to the
+                // first reader
+                let db2 = Db::open(&path).ok()?;
+                Some(read_chunks(&db2, sql, what, strings, chunks, pool, &tx))
             })
         });
-        let mut scan = NvtxScan::default();
-        let sql = match split {
-            Some(mid) => format!("{select} WHERE rowid < {mid}"),
-            None => select.clone(),
-        };
-        let scanned = each_row(db, &what, &sql, |r| {
-            scan.row(r, strings, &mut |b| {
-                let next = back_rx.try_recv().unwrap_or_default();
-                // the interner stopped (it panicked): its join says so
-                let _ = tx.send(b);
-                next
-            })
-        });
-        let rest = std::mem::take(&mut scan.batch);
-        if !rest.rows.is_empty() {
-            let _ = tx.send(rest);
-        }
+        let first_reader = read_chunks(db, &sql, &what, strings, &chunks, pool, &tx);
         drop(tx);
         let second = second.map(|h| h.join());
-        (interner.join(), (scan, scanned), second)
+        (interner.join(), first_reader, second)
     });
-    // errors in the order one reader met them
-    scanned?;
-    let NvtxScan {
-        mut domains,
-        mut nulls,
-        mut all_max,
-        mut range_max,
-        batch: _,
-    } = scan;
-    if let Some(second) = second {
-        let half = second.map_err(|_| {
-            db.err(
-                format!("reading table {table}"),
-                rusqlite::Error::InvalidQuery,
-            )
-        })??;
-        nulls += half.nulls;
-        all_max.merge(&half.all_max);
-        range_max.merge(&half.range_max);
-        // the first creation: the first half's on a tie
-        for (key, (start, text)) in half.domains {
-            match domains.get(&key) {
-                Some((s, _)) if *s <= start => {}
-                _ => {
-                    domains.insert(key, (start, text));
-                }
-            }
-        }
-    }
-    let (mut out, raw_domains) = made.map_err(|_| {
+    let failed = || {
         db.err(
             format!("reading table {table}"),
             rusqlite::Error::InvalidQuery,
         )
-    })?;
+    };
+    let (mut scan, mut error) = first_reader;
+    match second_reader {
+        Some(Ok(Some((half, e)))) => {
+            // the error of the first chunk with one: the one a single
+            // reader meets first
+            if let Some((i, e)) = e
+                && error.as_ref().is_none_or(|(j, _)| i < *j)
+            {
+                error = Some((i, e));
+            }
+            scan.nulls += half.nulls;
+            scan.all_max.merge(&half.all_max);
+            scan.range_max.merge(&half.range_max);
+            for (key, d) in half.domains {
+                match scan.domains.get(&key) {
+                    Some(have) if (have.0, have.1) <= (d.0, d.1) => {}
+                    _ => {
+                        scan.domains.insert(key, d);
+                    }
+                }
+            }
+        }
+        Some(Ok(None)) | None => {}
+        Some(Err(_)) => return Err(failed()),
+    }
+    if let Some((_, e)) = error {
+        return Err(e);
+    }
+    let NvtxScan {
+        domains,
+        nulls,
+        all_max,
+        range_max,
+        batch: _,
+    } = scan;
+    let (mut out, raw_domains) = made.map_err(|_| failed())?;
     if all_max.odd || range_max.odd {
         // values other than integers: SQLite's own ordering of types
         data.nvtx_max_ns = db.scalar_i64(&format!(
@@ -1135,7 +1278,7 @@ fn read_nvtx(
             row.text = empty;
         }
         let pid = row.pid;
-        let domain = domains.get(&(pid, raw_domain)).map(|(_, d)| {
+        let domain = domains.get(&(pid, raw_domain)).map(|(_, _, d)| {
             *domain_ids
                 .entry((pid, raw_domain))
                 .or_insert_with(|| data.names.intern(d))
@@ -1472,7 +1615,7 @@ mod tests {
     /// push/pop and start/end ranges with inline texts and registered
     /// ones, NULL starts and ends, ranges ended on another thread, and the
     /// same domain created again at earlier, equal and later times (so
-    /// that which creation wins depends on both halves).
+    /// that which creation wins depends on every chunk).
     fn nvtx_table(path: &Path, n: i64) {
         let c = rusqlite::Connection::open(path).unwrap();
         c.execute_batch(
@@ -1524,30 +1667,42 @@ mod tests {
         }
     }
 
-    fn read(path: &Path, split_from: Option<i64>) -> String {
+    /// The table as `read_nvtx` reads it: `None`, in one piece by one
+    /// reader; `Some(n)`, in chunks of `n` rowids by two readers.
+    fn read(path: &Path, chunks: Option<i64>) -> String {
         let db = Db::open(path).unwrap();
         let mut data = StatsData::new(Source::Nsys);
         let strings = FileStrings::load(&db, &mut data).unwrap();
-        read_nvtx(&db, &strings, &mut data, split_from).unwrap();
+        let (helper, chunk) = match chunks {
+            None => (Helper::Now(i64::MAX), i64::MAX),
+            Some(n) => (Helper::Now(1), n),
+        };
+        read_nvtx(&db, &strings, &mut data, helper, chunk).unwrap();
         assert!(data.nvtx.as_ref().is_some_and(|r| !r.is_empty()));
         format!("{data:?}")
     }
 
-    /// The table read in halves gives the data one read gives: the same
-    /// rows in the same order, the same name ids, domains, maxima and
-    /// counts of dropped rows, whatever the size of the halves.
+    /// The table read in chunks by two readers gives the data one reader
+    /// gives in one piece: the same rows in the same order, the same name
+    /// ids, domains, maxima and counts of dropped rows, whatever the
+    /// chunks' size and whichever reader gets which chunk.
     #[test]
-    fn halves_read_as_one() {
+    fn chunks_read_as_one() {
         let dir = tempfile::tempdir().unwrap();
         for n in [2i64, 3, 10, 101, 400] {
             let path = dir.path().join(format!("nvtx{n}.sqlite"));
             nvtx_table(&path, n);
             let whole = read(&path, None);
-            assert_eq!(read(&path, Some(1)), whole, "{n} rows");
-            assert_eq!(read(&path, Some(n + 1)), whole, "{n} rows, not split");
+            for chunk in [1, 2, 3, 7, n - 1, n, n + 1] {
+                assert_eq!(
+                    read(&path, Some(chunk)),
+                    whole,
+                    "{n} rows, chunks of {chunk}"
+                );
+            }
         }
-        // rowids at both ends of 64 bits (a hostile file): split, in order,
-        // without overflow
+        // rowids at both ends of 64 bits (a hostile file): in chunks, in
+        // order, without overflow
         let path = dir.path().join("extremes.sqlite");
         nvtx_table(&path, 5);
         let c = rusqlite::Connection::open(&path).unwrap();
@@ -1559,5 +1714,10 @@ mod tests {
         drop(c);
         let whole = read(&path, None);
         assert_eq!(read(&path, Some(1)), whole, "extreme rowids");
+        assert_eq!(
+            read(&path, Some(i64::MAX)),
+            whole,
+            "extreme rowids, wide chunks"
+        );
     }
 }
