@@ -364,6 +364,14 @@ fn check_nsys_file(path: &Path) -> Vec<(String, usize)> {
             assert!((num(r, "KAvg (ns)") - r1(kmean)).abs() <= 0.1, "{k}");
             let q = queued.get(&k).map_or(0, |v| v.len() as i64);
             assert_eq!(int(r, "QCount"), q, "{k}");
+            if q == 0 {
+                // nsys: avg, median, min and max of no values are NULL, its
+                // `stdev` of no values is 0.0 (as of one value)
+                for c in ["QAvg (ns)", "QMed (ns)", "QMin (ns)", "QMax (ns)"] {
+                    assert!(r[c].is_null(), "{k} {c}");
+                }
+                assert_eq!(num(r, "QStdDev (ns)"), 0.0, "{k}");
+            }
             let (_, _, tmin, tmax, _, _, _) = expect(&totals[&k]);
             assert_eq!(
                 (int(r, "TMin (ns)"), int(r, "TMax (ns)")),
@@ -1034,6 +1042,32 @@ fn synthetic_nvtx_sums_styles_open_ranges_and_filters() {
         .arg(&p));
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("could not be found"));
+}
+
+/// A kernel that starts before its launch call returns has no queue time:
+/// nsys prints its group's queue avg, median, min and max as NULL and the
+/// std dev as 0.0 (its `stdev` of no values); the others as usual.
+#[test]
+fn synthetic_kern_exec_sum_without_queue_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("q.sqlite");
+    let mut s = Synth::default();
+    // launched 1000-1010, runs 1005-1105: no queue time
+    s.kernels
+        .push(SynthKernel::new("kQ", 1005, 1105, 1).launched_at(1000, 1010));
+    s.write_nsys(&p).unwrap();
+    let rows = report(&p, "cuda_kern_exec_sum", &[]);
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!((int(r, "Count"), int(r, "QCount")), (1, 0));
+    for c in ["QAvg (ns)", "QMed (ns)", "QMin (ns)", "QMax (ns)"] {
+        assert!(r[c].is_null(), "{c} in {r:?}");
+    }
+    assert_eq!(num(r, "QStdDev (ns)"), 0.0);
+    // total: from the call's start to the later end, 1105 - 1000
+    assert_eq!(int(r, "TMin (ns)"), 105);
+    assert_eq!(int(r, "KMax (ns)"), 100);
+    assert_eq!(num(r, "KStdDev (ns)"), 0.0);
 }
 
 #[test]

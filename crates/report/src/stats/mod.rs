@@ -1263,7 +1263,11 @@ fn kern_exec(v: &View<'_>, req: &Request, trace: bool) -> Table {
             row.extend(ts.dur_cells());
             row.extend(a.finish().dur_cells());
             if qcount == 0 {
-                row.extend(std::iter::repeat_n(Cell::Null, 5));
+                // no queue times: avg, median, min and max are NULL, the
+                // std dev 0.0 (nsys's `stdev` aggregate, from the SQLite
+                // it ships, gives 0.0 for fewer than two values, none too)
+                row.extend(std::iter::repeat_n(Cell::Null, 4));
+                row.push(Cell::Round1(0.0));
             } else {
                 row.extend(q.finish().dur_cells());
             }
