@@ -90,7 +90,15 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
 
     let producer = producer(db);
     let mut kernels = match db.resolve("CUPTI_ACTIVITY_KIND_KERNEL") {
-        Some(t) => read_kernels(db, &t, &mut strings, &mut stats)?,
+        // (in halves when no NVTX read runs beside it, which keeps the
+        // other core busy otherwise)
+        Some(t) => read_kernels(
+            db,
+            &t,
+            &mut strings,
+            &mut stats,
+            opts.no_ranges.then_some(KERNEL_SPLIT_ROWS),
+        )?,
         None => {
             notes.push(
                 "no kernel table (CUPTI_ACTIVITY_KIND_KERNEL): the capture traced no CUDA kernels"
@@ -365,15 +373,78 @@ fn read_kernels(
     table: &str,
     strings: &mut StrPool,
     stats: &mut ReadStats,
+    split_from: Option<usize>,
 ) -> Result<Vec<Kernel>> {
     let (list, _) = db.select_list(table, KERNEL_COLS, &["start", "end"])?;
-    let sql = format!("SELECT {list} FROM \"{table}\"");
-    let mut kernels = Vec::with_capacity(row_count_hint(db, table));
+    let hint = row_count_hint(db, table);
     let unknown = strings.push("<unknown kernel>");
+    let strings: &StrPool = strings;
+    let sql = format!("SELECT {list} FROM \"{table}\"");
+    if split_from.is_none_or(|n| hint < n.max(2)) {
+        let (kernels, _) = scan_kernels(db, table, &sql, strings, unknown, hint, stats)?;
+        return Ok(kernels);
+    }
+    // two halves by rowid, the second on a connection of its own (the
+    // read is most of the time of the questions about kernels alone, and
+    // it stepped one connection while the other core waited); the halves
+    // joined in rowid order are the one scan's rows
+    let mid = i64::try_from(hint / 2).unwrap_or(i64::MAX);
+    let first = format!("{sql} WHERE rowid <= {mid}");
+    let second = format!("{sql} WHERE rowid > {mid}");
+    let path = db.path.clone();
+    let (a, b) = std::thread::scope(|sc| {
+        let b = sc.spawn(move || -> Result<(Vec<Kernel>, u64, ReadStats)> {
+            let db2 = Db::open(&path)?;
+            let mut st = ReadStats::default();
+            let (k, rows) =
+                scan_kernels(&db2, table, &second, strings, unknown, hint / 2, &mut st)?;
+            Ok((k, rows, st))
+        });
+        // (room for both halves: the second's rows are appended in place)
+        let a = scan_kernels(db, table, &first, strings, unknown, hint, stats);
+        (a, b.join())
+    });
+    // errors in the order one scan meets them
+    let (mut kernels, rows_before) = a?;
+    let (tail, _, st) = b.map_err(|_| {
+        db.err(
+            format!("reading table {table}"),
+            rusqlite::Error::InvalidQuery,
+        )
+    })??;
+    stats.kernel_rows += st.kernel_rows;
+    stats.skipped_null += st.skipped_null;
+    stats.non_positive_duration += st.non_positive_duration;
+    // (row numbers past u32 wrap as they do in one scan)
+    let off = rows_before as u32;
+    kernels.extend(tail.into_iter().map(|mut k| {
+        k.row = k.row.wrapping_add(off);
+        k
+    }));
+    Ok(kernels)
+}
+
+/// Kernel tables of at least this many rows (by rowid) are read in two
+/// halves when no NVTX read runs beside the kernels' (see
+/// [`read_kernels`]).
+const KERNEL_SPLIT_ROWS: usize = 1 << 18;
+
+/// The kernels of the rows `sql` selects, `row` numbered from 0 in scan
+/// order; with the number of rows scanned (skipped ones included).
+fn scan_kernels(
+    db: &Db,
+    table: &str,
+    sql: &str,
+    strings: &StrPool,
+    unknown: StrRef,
+    capacity: usize,
+    stats: &mut ReadStats,
+) -> Result<(Vec<Kernel>, u64)> {
+    let mut kernels = Vec::with_capacity(capacity);
+    let mut row_no = 0u64;
     let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(&sql)?;
+        let mut st = db.conn.prepare(sql)?;
         let mut rows = st.query([])?;
-        let mut row_no = 0u64;
         while let Some(r) = rows.next()? {
             row_no += 1;
             stats.kernel_rows += 1;
@@ -423,7 +494,7 @@ fn read_kernels(
         Ok(())
     };
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
-    Ok(kernels)
+    Ok((kernels, row_no))
 }
 
 /// Rows of `table` as far as its largest rowid tells (instant, unlike
@@ -1466,6 +1537,75 @@ mod tests {
             })
             .collect();
         (ranges, domains, (raw.rows, raw.skipped, raw.max_end))
+    }
+
+    /// The kernel table read in two halves gives the kernels, row numbers
+    /// and counts of one scan, whatever the rowids (gaps, negative ones,
+    /// rows without a start or end on either side of the split).
+    #[test]
+    fn kernels_read_in_two_halves_are_the_read_in_one() {
+        let dir = tempfile::tempdir().unwrap();
+        for (n, shift) in [(2i64, 1i64), (3, 1), (101, 1), (101, -79), (64, 1000)] {
+            let path = dir.path().join(format!("k{n}_{shift}.sqlite"));
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+                 INSERT INTO StringIds VALUES (1, 'kA'), (2, 'kB');
+                 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER,
+                   deviceId INTEGER, streamId INTEGER, correlationId INTEGER,
+                   demangledName INTEGER, gridX INTEGER);",
+            )
+            .unwrap();
+            for i in 0..n {
+                // every 7th row without an end; every 5th ends before it starts
+                let end = (i % 7 != 3).then_some(if i % 5 == 0 { i * 10 - 1 } else { i * 10 + 4 });
+                let name = (i % 4 != 2).then_some(1 + i % 2);
+                c.execute(
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (rowid, start, end, deviceId, \
+                     streamId, correlationId, demangledName, gridX) VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7)",
+                    rusqlite::params![i * 3 + shift, i * 10, end, i % 3, 100 + i, name, i],
+                )
+                .unwrap();
+            }
+            drop(c);
+            let read = |split: Option<usize>| {
+                let db = Db::open(&path).unwrap();
+                let mut strings = StrPool::new();
+                strings.load_file_strings(read_string_ids(&db).unwrap());
+                let mut stats = ReadStats::default();
+                let k = read_kernels(
+                    &db,
+                    "CUPTI_ACTIVITY_KIND_KERNEL",
+                    &mut strings,
+                    &mut stats,
+                    split,
+                )
+                .unwrap();
+                let k: Vec<String> = k
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "{} {} {} {} {} {}",
+                            k.row,
+                            k.start_ns,
+                            k.end_ns,
+                            k.stream,
+                            strings.get(k.name),
+                            k.grid[0]
+                        )
+                    })
+                    .collect();
+                (
+                    k,
+                    stats.kernel_rows,
+                    stats.skipped_null,
+                    stats.non_positive_duration,
+                )
+            };
+            let whole = read(None);
+            assert!(!whole.0.is_empty() && whole.2 + whole.0.len() as u64 == whole.1);
+            assert_eq!(read(Some(1)), whole, "{n} rows from rowid {shift}");
+        }
     }
 
     #[test]
