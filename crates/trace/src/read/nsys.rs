@@ -393,12 +393,11 @@ fn read_kernels(
     let second = format!("{sql} WHERE rowid > {mid}");
     let path = db.path.clone();
     let (a, b) = std::thread::scope(|sc| {
-        let b = sc.spawn(move || -> Result<(Vec<Kernel>, u64, ReadStats)> {
+        let b = sc.spawn(move || -> Result<(Vec<Kernel>, ReadStats)> {
             let db2 = Db::open(&path)?;
             let mut st = ReadStats::default();
-            let (k, rows) =
-                scan_kernels(&db2, table, &second, strings, unknown, hint / 2, &mut st)?;
-            Ok((k, rows, st))
+            let (k, _) = scan_kernels(&db2, table, &second, strings, unknown, hint / 2, &mut st)?;
+            Ok((k, st))
         });
         // (room for both halves: the second's rows are appended in place)
         let a = scan_kernels(db, table, &first, strings, unknown, hint, stats);
@@ -406,7 +405,7 @@ fn read_kernels(
     });
     // errors in the order one scan meets them
     let (mut kernels, rows_before) = a?;
-    let (tail, _, st) = b.map_err(|_| {
+    let (tail, st) = b.map_err(|_| {
         db.err(
             format!("reading table {table}"),
             rusqlite::Error::InvalidQuery,
