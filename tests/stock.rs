@@ -861,3 +861,136 @@ fn kineto_traces_cost_gemms_with_exact_dtypes() {
     }
     assert!(total > 1000, "{total}");
 }
+
+// ------------------------------------------------- typed markers = text
+
+/// Builds `path`'s records with the stock markers decoded by the build
+/// (`BuildOptions::typed_stock`, as the commands that model a profile
+/// do) and checks each against the same record without them, whose
+/// markers the models read from the text (the path a record file takes,
+/// pinned by the golden outputs): every stack entry's head, marker and
+/// fields, and the op models' estimate of every kernel. Returns the
+/// records, the stack entries, and the entries handed over decoded.
+fn typed_markers_equal_their_text(path: &Path) -> (usize, usize, usize) {
+    use rprof_trace::attribute;
+    use rprof_trace::build::{self, BuildOptions};
+    use rprof_trace::read::{self, ReadOptions};
+
+    let mut trace = read::read(path, ReadOptions::default()).unwrap();
+    let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
+    let opts = BuildOptions {
+        typed_stock: true,
+        ..BuildOptions::default()
+    };
+    let (mut records, mut entries, mut typed) = (0, 0, 0);
+    let mut with = Engine::new(Mode::Fixed);
+    let mut without = Engine::new(Mode::Fixed);
+    build::build(&trace, &enclosing, opts, |recs| {
+        for t in recs {
+            let p = Record {
+                stack_stock: Vec::new(),
+                ..t.clone()
+            };
+            records += 1;
+            entries += t.stack.len();
+            if t.stack_stock.len() == t.stack.len() {
+                typed += t.stack.len();
+            }
+            let at = |i: usize| format!("{}: record {records}, entry {i}", path.display());
+            for i in 0..=t.stack.len() {
+                assert_eq!(t.stack_head(i), p.stack_head(i), "{}", at(i));
+                assert_eq!(*t.stack_marker(i), *p.stack_marker(i), "{}", at(i));
+                assert_eq!(t.stack_has_sizes(i), p.stack_has_sizes(i), "{}", at(i));
+                assert_eq!(
+                    t.stack_has_input_ids(i),
+                    p.stack_has_input_ids(i),
+                    "{}",
+                    at(i)
+                );
+            }
+            let (rt, rp) = (
+                with.resolve(t, decode_first_marker(t)),
+                without.resolve(&p, decode_first_marker(&p)),
+            );
+            assert_eq!(
+                format!("{:?}", estimate_kernel(t, &rt, Mode::Fixed)),
+                format!("{:?}", estimate_kernel(&p, &rp, Mode::Fixed)),
+                "{}",
+                at(0)
+            );
+        }
+        rprof_trace::Result::Ok(())
+    })
+    .unwrap();
+    (records, entries, typed)
+}
+
+/// The synthetic training step (NVTX markers with sizes, op ids, input
+/// op ids and a malformed one) and the bundled PyTorch-profiler trace,
+/// whose operators' markers are built from the profiler's typed fields.
+#[test]
+fn decoded_stock_markers_are_the_ones_read_from_text() {
+    let mut t = OpTimeline::new();
+    forward(&mut t, 1);
+    backward(&mut t);
+    optimizer(&mut t);
+    forward(&mut t, 2);
+    odd(&mut t);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("step.sqlite");
+    t.synth.write_nsys(&path).unwrap();
+    let (records, entries, typed) = typed_markers_equal_their_text(&path);
+    assert!(records > 30 && entries > records, "{records} {entries}");
+    // every entry of an NVTX stack is read once per chunk, whatever it is
+    assert_eq!(typed, entries);
+
+    let (records, entries, typed) =
+        typed_markers_equal_their_text(&fixture("kineto/alexnet_benchmark_trace.json.gz"));
+    assert_eq!(records, 79);
+    assert!(entries > records, "{entries}");
+    assert_eq!(typed, entries);
+
+    // a PyTorch-profiler step with shapes and types (the bundled trace has
+    // none): a linear layer's addmm, a tensor list, a backward node
+    let path = dir.path().join("step.json");
+    std::fs::write(&path, KINETO_STEP).unwrap();
+    let (records, entries, typed) = typed_markers_equal_their_text(&path);
+    assert_eq!((records, entries, typed), (3, 2 + 1 + 3, 2 + 1 + 3));
+}
+
+/// Three kernels: `aten::linear` > `aten::addmm` (two), `aten::cat` of a
+/// tensor list, and `AddmmBackward0` > `aten::mm` on the autograd thread.
+const KINETO_STEP: &str = r#"{"traceEvents":[
+ {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":10,"dur":50,"args":{"Input Dims":[[16,32],[8,32],[8]],"Input type":["float","float","float"],"Sequence number":4,"External id":1}},
+ {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":12,"dur":40,"args":{"Input Dims":[[8],[16,32],[32,8],[],[]],"Input type":["float","float","float","Scalar","Scalar"],"Sequence number":4,"External id":2}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":14,"dur":2,"args":{"correlation":1,"External id":2}},
+ {"ph":"X","cat":"kernel","name":"ampere_sgemm_32x32_sliced1x4_tn","pid":0,"tid":7,"ts":100,"dur":5,"args":{"device":0,"stream":7,"correlation":1,"grid":[1,1,1],"block":[128,1,1]}},
+ {"ph":"X","cat":"cpu_op","name":"aten::cat","pid":1,"tid":1,"ts":70,"dur":20,"args":{"Input Dims":[[[16,8],[16,8]],[]],"Input type":["TensorList","Scalar"],"External id":3}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":72,"dur":2,"args":{"correlation":2,"External id":3}},
+ {"ph":"X","cat":"kernel","name":"CatArrayBatchedCopy","pid":0,"tid":7,"ts":110,"dur":2,"args":{"device":0,"stream":7,"correlation":2,"grid":[1,1,1],"block":[128,1,1]}},
+ {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":200,"dur":60,"args":{"External id":4}},
+ {"ph":"X","cat":"cpu_op","name":"AddmmBackward0","pid":1,"tid":2,"ts":201,"dur":58,"args":{"Sequence number":4,"External id":5}},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":2,"ts":202,"dur":50,"args":{"Input Dims":[[16,8],[8,32]],"Input type":["float","float"],"External id":6}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":204,"dur":2,"args":{"correlation":3,"External id":6}},
+ {"ph":"X","cat":"kernel","name":"ampere_sgemm_32x32_sliced1x4_nn","pid":0,"tid":7,"ts":300,"dur":5,"args":{"device":0,"stream":7,"correlation":3,"grid":[1,1,1],"block":[128,1,1]}}
+]}"#;
+
+/// The same on the real captures of the corpus: stock NVTX markers with
+/// and without sizes, PyProf markers, and PyTorch-profiler traces.
+#[test]
+fn decoded_stock_markers_are_the_ones_read_from_text_on_the_corpus() {
+    let dir = corpus_or_skip!();
+    for name in [
+        "nsys-ai/mfu_2gpu_before.sqlite",
+        "nsys-ai/h100_2gpu_1s.sqlite",
+        "mmagic_vsr_v2/net.sqlite",
+        "kineto-hta/negative_queue_rank0.json.gz",
+        "kineto-hta/trace_diff_control.json.gz",
+        "kineto-tbplugin/resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
+        "hta-nccl/nccl_data.json.gz",
+    ] {
+        let (records, entries, typed) = typed_markers_equal_their_text(&dir.join(name));
+        eprintln!("{name}: {records} records, {entries} stack entries, {typed} decoded");
+        assert!(records > 0 && typed > 0, "{name}");
+    }
+}

@@ -360,6 +360,8 @@ pub fn for_each_chunk_prepared<T: Send>(
                 &enclosing,
                 BuildOptions {
                     compat: opts.compat,
+                    // the records are modelled here, not written
+                    typed_stock: true,
                     ..BuildOptions::default()
                 },
                 prepare,

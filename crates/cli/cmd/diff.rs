@@ -236,7 +236,11 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
             let name = p.display().to_string();
             let info = run_info(&trace, &name);
             side.set_step_ranges(step_ranges(&trace, steps));
-            let stats = build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
+            let opts = BuildOptions {
+                typed_stock: true,
+                ..BuildOptions::default()
+            };
+            let stats = build::build(&trace, &enclosing, opts, |recs| {
                 let resolved = models.resolve(recs);
                 let est = model::estimate(recs, &resolved);
                 for (r, e) in recs.iter().zip(&est) {

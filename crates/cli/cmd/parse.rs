@@ -105,6 +105,8 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
         BuildOptions {
             compat: args.compat,
             stack: args.stack.form(args.stack_bytes),
+            // records written are read back from their text
+            typed_stock: false,
         },
         |_| (),
         |records, ()| {
@@ -181,6 +183,8 @@ fn parquet(
         BuildOptions {
             compat: args.compat,
             stack: args.stack.form(args.stack_bytes),
+            // records written are read back from their text
+            typed_stock: false,
         },
         |records| {
             table

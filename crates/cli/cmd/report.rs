@@ -224,7 +224,10 @@ fn one_profile(
         let stats = build::build_overlapped(
             &trace,
             &enclosing,
-            BuildOptions::default(),
+            BuildOptions {
+                typed_stock: true,
+                ..BuildOptions::default()
+            },
             |recs| {
                 records.inc(recs.len() as u64);
                 models.resolve(recs)

@@ -263,6 +263,21 @@ fn parse_quoted_list(s: &str) -> Option<Vec<&str>> {
     Some(out)
 }
 
+/// A PyTorch-profiler type name as a marker's `dtypes` field holds it:
+/// quotes and brackets never occur in PyTorch type names, and are dropped
+/// rather than break the grammar (so the text reads back to this).
+pub fn marker_dtype(d: &str) -> std::borrow::Cow<'_, str> {
+    if d.contains(['\'', '[', ']']) {
+        std::borrow::Cow::Owned(
+            d.chars()
+                .filter(|c| !matches!(c, '\'' | '[' | ']'))
+                .collect(),
+        )
+    } else {
+        std::borrow::Cow::Borrowed(d)
+    }
+}
+
 /// Write the marker text for an operator in rprof's grammar (used for
 /// Kineto operators): name, then the fields that are present.
 pub fn format_marker(
@@ -304,9 +319,7 @@ pub fn format_marker(
                 s.push_str(", ");
             }
             s.push('\'');
-            // quotes and brackets never occur in PyTorch type names; drop
-            // them rather than break the grammar
-            s.extend(d.chars().filter(|c| !matches!(c, '\'' | '[' | ']')));
+            s.push_str(&marker_dtype(d));
             s.push('\'');
         }
         s.push(']');

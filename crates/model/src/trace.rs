@@ -617,6 +617,18 @@ pub struct RangeMeta {
     pub name: Option<StrRef>,
     /// What kind of event the range came from.
     pub kind: RangeKind,
+    /// `Sequence number`: the autograd sequence number.
+    pub seq: Option<i64>,
+    /// `External id`: one per operator call, shared by the kernels it
+    /// launches (what NVTX's `op_id` is to stock PyTorch markers).
+    pub op_id: Option<i64>,
+    /// `Input Dims`, one shape per input (`[]` for scalars and
+    /// non-tensors), tensor lists expanded in place; `None` when the
+    /// operator has none.
+    pub sizes: Option<Vec<Vec<i64>>>,
+    /// `Input type`, one per entry of `sizes`, as the marker text spells
+    /// them (see [`crate::stock::marker_dtype`]).
+    pub dtypes: Option<Vec<StrRef>>,
     /// Collective-communication arguments (`record_param_comms`,
     /// `nccl:*` operators).
     pub comm: Option<Box<CommArgs>>,
@@ -835,6 +847,27 @@ impl Trace {
                 tid: thread & 0xFFFF_FFFF,
             },
         }
+    }
+
+    /// The stock marker of a PyTorch-profiler operator's range, built from
+    /// the profiler's own fields ([`RangeMeta`]), never from its text:
+    /// what [`stock::parse_split`](crate::stock::parse_split) reads back
+    /// from the text (`None` for a range without an operator's fields).
+    pub fn op_marker(&self, text: StrRef) -> Option<crate::stock::StockMarker<'_>> {
+        let m = self.range_meta.get(&text)?;
+        Some(crate::stock::StockMarker {
+            name: self.strings.get(m.name?),
+            seq: m.seq,
+            stashed: false,
+            op_id: m.op_id,
+            sizes: m.sizes.clone(),
+            input_op_ids: None,
+            dtypes: m
+                .dtypes
+                .as_ref()
+                .map(|d| d.iter().map(|&t| self.strings.get(t)).collect()),
+            malformed: false,
+        })
     }
 
     /// The name of a range: the operator's own name for PyTorch-profiler

@@ -35,6 +35,11 @@ pub struct BuildOptions {
     /// How much of the enclosing ranges each record carries (default: all,
     /// as the commands reading a profile directly need).
     pub stack: crate::model::StackForm,
+    /// Hand the op models each stack entry's stock marker decoded
+    /// (`Record::stack_stock`): each distinct range once per chunk, a
+    /// PyTorch-profiler operator's from its typed fields. For the commands
+    /// that model the records they build; a record file has no use for it.
+    pub typed_stock: bool,
 }
 
 /// What happened, for the stderr summary.
@@ -309,12 +314,23 @@ fn build_with<T: Send, E: From<Error>>(
                 });
             }
         }
-        // an operator's name is taken whole, never read for fields
-        let prepared: Vec<markers::Prepared<'_>> = distinct
+        // an operator's name is taken whole, never read for fields: a
+        // PyTorch-profiler operator's head and marker are its typed fields
+        let prepared: Vec<(markers::Prepared<'_>, Option<Decoded<'_>>)> = distinct
             .par_iter()
             .map(|&(t, r)| {
-                let head = op_name_len(trace, r).map(|n| stock::parse_head_split(t, n as usize));
-                markers::prepare_with(t, compat, head)
+                let op = if compat {
+                    None
+                } else {
+                    op_name_len(trace, r).and_then(|_| trace.op_marker(r))
+                };
+                let head = op.as_ref().map(stock::StockMarker::head);
+                let prepared = markers::prepare_with(t, compat, head);
+                let decoded = opts.typed_stock.then(|| Decoded {
+                    split: op.is_some(),
+                    marker: std::sync::Arc::new(op.unwrap_or_else(|| stock::parse(t))),
+                });
+                (prepared, decoded)
             })
             .collect();
         let classified: Vec<Classified<'_>> = candidates
@@ -323,7 +339,7 @@ fn build_with<T: Send, E: From<Error>>(
                 let texts: Vec<&str> = cands.iter().map(|c| c.0).collect();
                 let pre: Vec<&markers::Prepared<'_>> = texts
                     .iter()
-                    .map(|t| &prepared[slot[&text_key(t)] as usize])
+                    .map(|t| &prepared[slot[&text_key(t)] as usize].0)
                     .collect();
                 markers::classify_prepared(&texts, &pre, compat)
             })
@@ -344,7 +360,11 @@ fn build_with<T: Send, E: From<Error>>(
                     stats.without_range += 1;
                 }
             }
-            records.push(record(trace, enclosing, k, &names, c, ids, opts));
+            let decoded = |t: &str| {
+                let i = *slot.get(&text_key(t))?;
+                prepared.get(i as usize)?.1.as_ref()
+            };
+            records.push(record(trace, enclosing, k, &names, c, ids, opts, decoded));
         }
         stats.records += records.len() as u64;
         records
@@ -417,12 +437,22 @@ fn op_name_len(trace: &Trace, t: StrRef) -> Option<u32> {
     trace.strings.get(t).starts_with(name).then_some(len)
 }
 
+/// The stock marker of one distinct range text of a chunk, decoded once.
+struct Decoded<'t> {
+    /// Built from a PyTorch-profiler operator's typed fields, its name
+    /// taken whole (what `Record::stack_names` tells a reader to do);
+    /// else read from the whole text.
+    split: bool,
+    marker: std::sync::Arc<stock::StockMarker<'t>>,
+}
+
 /// A text's identity in the trace's string pool: its address and length.
 fn text_key(t: &str) -> (usize, usize) {
     (t.as_ptr() as usize, t.len())
 }
 
-fn record<'t>(
+#[allow(clippy::too_many_arguments)]
+fn record<'t, 'd>(
     trace: &'t Trace,
     enclosing: &Enclosing,
     k: &Kernel,
@@ -430,7 +460,11 @@ fn record<'t>(
     c: Classified<'t>,
     ids: crate::sequence::SeqIds,
     opts: BuildOptions,
-) -> Record<'t> {
+    decoded: impl Fn(&str) -> Option<&'d Decoded<'t>>,
+) -> Record<'t>
+where
+    't: 'd,
+{
     let compat = opts.compat;
     let key = name_key(k, compat);
     let (long, short) = names
@@ -442,7 +476,7 @@ fn record<'t>(
     // PyProf's own dict markers are already in `marker`, `reprMarkers` and
     // `trace`; the stack keeps every other enclosing range.
     let consumed: HashSet<usize> = c.consumed.iter().map(|t| t.as_ptr() as usize).collect();
-    let (stack, domains, names) = match k.launch {
+    let (stack, domains, names, stock) = match k.launch {
         Some(li) => {
             let rs: Vec<_> = enclosing
                 .of(li)
@@ -477,11 +511,38 @@ fn record<'t>(
             } else {
                 Vec::new()
             };
-            (stack, domains, names)
+            // every entry's decoding, each read as the record's reader
+            // would read its text (name whole or not), or none
+            let stock: Vec<std::sync::Arc<stock::StockMarker<'t>>> = if opts.typed_stock {
+                let split = !names.is_empty();
+                stack
+                    .iter()
+                    .map(|t| {
+                        decoded(t)
+                            .filter(|d| d.split == split)
+                            .map(|d| d.marker.clone())
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            (stack, domains, names, stock)
         }
-        None => (Vec::new(), Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
     };
+    let full = stack.len();
     let shaped = opts.stack.shape(stack, domains, names);
+    // the decoding holds only for the stack as it was
+    let stock = if shaped.stack.len() == full
+        && shaped.runs.is_empty()
+        && shaped.cut == 0
+        && shaped.cut_bytes == 0
+    {
+        stock
+    } else {
+        Vec::new()
+    };
     let (mut layer, mut trace_frames) = (c.layer, c.trace);
     if let Some(li) = k.launch.filter(|_| trace.source == Source::Kineto) {
         // the PyTorch profiler's own module path and Python stack, from the
@@ -565,6 +626,7 @@ fn record<'t>(
         cc_minor: dev.and_then(|d| d.cc_minor),
         stack: shaped.stack,
         stack_names: shaped.names,
+        stack_stock: stock,
         domains: shaped.domains,
         stack_runs: shaped.runs,
         stack_cut: shaped.cut,

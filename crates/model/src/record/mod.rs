@@ -197,6 +197,14 @@ pub struct Record<'a> {
     /// only the fields after it.
     #[serde(rename = "stackNames", default)]
     pub stack_names: Vec<u32>,
+    /// The stock marker of each `stack` entry, decoded by the build once
+    /// per distinct range (a PyTorch-profiler operator's from its typed
+    /// fields, never from its text) so that the op models read no text;
+    /// `[]` when the build was not asked for them, and in a record read
+    /// back, whose entries [`Record::stack_marker`] decodes from the text.
+    /// Not written.
+    #[serde(skip)]
+    pub stack_stock: Vec<std::sync::Arc<crate::stock::StockMarker<'a>>>,
     /// Enclosing ranges `stack` leaves out (`--stack inner|none`, or beyond
     /// `--stack-bytes`).
     #[serde(rename = "stackCut", default)]
@@ -301,6 +309,9 @@ impl<'a> Record<'a> {
     /// ([`stock::parse_head_split`](crate::stock::parse_head_split)), else
     /// read by the grammar.
     pub fn stack_head(&self, i: usize) -> crate::stock::Head<'_> {
+        if let Some(m) = self.decoded(i) {
+            return m.head();
+        }
         let text = self.stack.get(i).map_or("", |t| t);
         match self.stack_name_len(i) {
             Some(n) => crate::stock::parse_head_split(text, n),
@@ -309,12 +320,54 @@ impl<'a> Record<'a> {
     }
 
     /// The stock marker of `stack` entry `i`, as [`Record::stack_head`]
-    /// reads its name.
-    pub fn stack_marker(&self, i: usize) -> crate::stock::StockMarker<'_> {
+    /// reads its name: the build's decoding when the record carries it
+    /// (`stack_stock`), else read from the text.
+    pub fn stack_marker(&self, i: usize) -> Cow<'_, crate::stock::StockMarker<'_>> {
+        if let Some(m) = self.decoded(i) {
+            return Cow::Borrowed(m);
+        }
         let text = self.stack.get(i).map_or("", |t| t);
-        match self.stack_name_len(i) {
+        Cow::Owned(match self.stack_name_len(i) {
             Some(n) => crate::stock::parse_split(text, n),
             None => crate::stock::parse(text),
+        })
+    }
+
+    /// True when `stack` entry `i` has a `sizes` field, whether or not it
+    /// reads.
+    pub fn stack_has_sizes(&self, i: usize) -> bool {
+        match self.decoded(i) {
+            Some(m) if !m.malformed => m.sizes.is_some(),
+            _ => self.stack_fields(i).contains(", sizes = ["),
+        }
+    }
+
+    /// True when `stack` entry `i` has an `input_op_ids` field, whether or
+    /// not it reads.
+    pub fn stack_has_input_ids(&self, i: usize) -> bool {
+        match self.decoded(i) {
+            Some(m) if !m.malformed => m.input_op_ids.is_some(),
+            _ => self.stack_fields(i).contains(", input_op_ids = ["),
+        }
+    }
+
+    /// The part of `stack` entry `i` that may hold fields: the text after
+    /// the name when its length is known, else the whole text (`""` past
+    /// the end).
+    fn stack_fields(&self, i: usize) -> &str {
+        let text = self.stack.get(i).map_or("", |t| t);
+        self.stack_name_len(i)
+            .and_then(|n| text.get(n..))
+            .unwrap_or(text)
+    }
+
+    /// The build's decoding of `stack` entry `i`, when it has one for every
+    /// entry.
+    fn decoded(&self, i: usize) -> Option<&crate::stock::StockMarker<'a>> {
+        if self.stack_stock.len() == self.stack.len() {
+            self.stack_stock.get(i).map(|m| &**m)
+        } else {
+            None
         }
     }
 }
@@ -369,6 +422,8 @@ impl Record<'_> {
             cc_minor: self.cc_minor,
             stack: own_v(self.stack),
             stack_names: self.stack_names,
+            // borrows the trace: read from the text once owned
+            stack_stock: Vec::new(),
             domains: own_v(self.domains),
             stack_runs: self.stack_runs,
             stack_cut: self.stack_cut,

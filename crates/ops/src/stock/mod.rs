@@ -147,13 +147,17 @@ impl StockRef {
     }
 }
 
+/// A marker's input shapes, borrowed from the record's decoded stack
+/// where they can be.
+type Sizes<'s> = Option<Cow<'s, [Vec<i64>]>>;
+
 /// What the stack says, before any state is consulted.
 struct Found<'s> {
     /// Innermost modelled op.
-    anchor: Option<(usize, &'static StockSpec, StockMarker<'s>)>,
+    anchor: Option<(usize, &'static StockSpec, Cow<'s, StockMarker<'s>>)>,
     /// Innermost op-like entry (`aten::` or with sizes), for the fallback
     /// (its marker is read only when there is no anchor).
-    other: Option<(usize, StockMarker<'s>)>,
+    other: Option<(usize, Cow<'s, StockMarker<'s>>)>,
     /// Outermost `aten::` op.
     op: Option<usize>,
     /// Innermost backward node or engine wrapper: index, node name, seq.
@@ -172,23 +176,14 @@ fn text_at<'s>(rec: &'s Record<'_>, i: usize) -> &'s str {
     rec.stack.get(i).map_or("", |t| t)
 }
 
-/// The part of `rec`'s stack entry `i` that may hold fields: the text
-/// after the name when its length is known, else the whole text.
-fn fields_at<'s>(rec: &'s Record<'_>, i: usize) -> &'s str {
-    let text = text_at(rec, i);
-    rec.stack_name_len(i)
-        .and_then(|n| text.get(n..))
-        .unwrap_or(text)
-}
-
 /// True when `rec`'s stack entry `i` has a `sizes` field (read or not).
 fn has_sizes_field(rec: &Record<'_>, i: usize) -> bool {
-    fields_at(rec, i).contains(", sizes = [")
+    rec.stack_has_sizes(i)
 }
 
 /// True when `rec`'s stack entry `i` has an `input_op_ids` field.
 fn has_input_ids_field(rec: &Record<'_>, i: usize) -> bool {
-    fields_at(rec, i).contains(", input_op_ids = [")
+    rec.stack_has_input_ids(i)
 }
 
 fn find<'s>(
@@ -232,7 +227,7 @@ fn find<'s>(
         match (spec, other) {
             (Some(spec), true) => {
                 // with an anchor, only the position of `other` is read
-                f.other = Some((i, StockMarker::default()));
+                f.other = Some((i, Cow::Owned(StockMarker::default())));
                 f.anchor = Some((i, spec, m));
             }
             (Some(spec), false) => f.anchor = Some((i, spec, m)),
@@ -472,25 +467,36 @@ impl State {
             }
             _ => None,
         };
-        let (source, spec, sized, marker_sizes): (Source, Option<&'static StockSpec>, bool, _) =
-            match (&borrowed, &mut found.anchor, &mut found.other) {
-                (Some(f), _, _) => {
-                    let m = f.marker();
-                    let spec = lookup_stock(m.name);
-                    (Source::Forward(f.clone()), spec, true, m.sizes)
-                }
-                // the sizes move out: the marker is not read again
-                (None, Some((i, spec, m)), _) => (
-                    Source::Stack(*i),
-                    Some(*spec),
-                    has_shapes(m),
-                    m.sizes.take(),
-                ),
-                (None, None, Some((i, m))) => {
-                    (Source::Stack(*i), None, has_shapes(m), m.sizes.take())
-                }
-                (None, None, None) => (Source::None, None, false, None),
-            };
+        let (source, spec, sized, marker_sizes): (
+            Source,
+            Option<&'static StockSpec>,
+            bool,
+            Sizes<'_>,
+        ) = match (&borrowed, &found.anchor, &found.other) {
+            (Some(f), _, _) => {
+                let m = f.marker();
+                let spec = lookup_stock(m.name);
+                (
+                    Source::Forward(f.clone()),
+                    spec,
+                    true,
+                    m.sizes.map(Cow::Owned),
+                )
+            }
+            (None, Some((i, spec, m)), _) => (
+                Source::Stack(*i),
+                Some(*spec),
+                has_shapes(m),
+                m.sizes.as_deref().map(Cow::Borrowed),
+            ),
+            (None, None, Some((i, m))) => (
+                Source::Stack(*i),
+                None,
+                has_shapes(m),
+                m.sizes.as_deref().map(Cow::Borrowed),
+            ),
+            (None, None, None) => (Source::None, None, false, None),
+        };
 
         // the printed op, and the forward index
         let fwd_op = match found.node {
@@ -636,8 +642,8 @@ pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a>
     };
     let m = match &st.source {
         Source::Stack(i) => rec.stack_marker(*i),
-        Source::Forward(f) => f.marker(),
-        Source::None => StockMarker::default(),
+        Source::Forward(f) => Cow::Owned(f.marker()),
+        Source::None => Cow::Owned(StockMarker::default()),
     };
     let anchor = m.name;
     let types = Dtype::from_kernel(&rec.short_name, &rec.long_name);

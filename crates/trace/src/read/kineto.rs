@@ -12,9 +12,11 @@
 //!
 //! Mapping: `kernel` events → kernels; `gpu_memcpy`/`gpu_memset` → memory
 //! operations; `cuda_runtime`/`cuda_driver` → launch calls (joined on
-//! `correlation`); `cpu_op` and `user_annotation` → ranges, whose text is
-//! written in the PyTorch marker grammar (`name, seq = N, sizes = [...],
-//! dtypes = [...]`) so the same attribution and op models apply. The 2021
+//! `correlation`); `cpu_op` and `user_annotation` → ranges, whose fields
+//! (name, sequence number, external id, input shapes and types) are kept
+//! typed in [`RangeMeta`] for the op models, and whose text, what record
+//! files and the other views show, is written in the PyTorch marker grammar
+//! (`name, seq = N, sizes = [...], dtypes = [...]`). The 2021
 //! spellings (`Kernel`, `Runtime`, `Operator`, `Memcpy`, `Memset`, `external
 //! id`) are accepted too.
 
@@ -503,11 +505,22 @@ impl Builder {
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
                     .map(|s| s.to_owned());
+                // the fields stay typed for the op models; the text is
+                // what record files and the other views show of the operator
+                let dtypes = dtypes.map(|d| {
+                    d.iter()
+                        .map(|t| self.intern(&stock::marker_dtype(t)))
+                        .collect()
+                });
                 let m = RangeMeta {
                     module: module.map(|s| self.intern(&s)),
                     call_stack: call_stack.map(|s| self.intern(&s)),
                     name: Some(self.intern(&name)),
                     kind: range_kind,
+                    seq,
+                    op_id,
+                    sizes,
+                    dtypes,
                     comm: comm_args(self, &args),
                 };
                 self.range_meta.insert(text, m);
@@ -1099,6 +1112,60 @@ mod tests {
         let meta = &t.range_meta[&t.ranges[0].text];
         assert_eq!(t.strings.get(meta.module.unwrap()), "top(Net)::fc(Linear)");
         assert_eq!(t.devices[0].max_warps_per_sm, Some(64));
+    }
+
+    /// An operator's fields are kept typed beside its text: a tensor list
+    /// expanded in place (its type repeated), a type name with a quote
+    /// spelled as the text spells it, no sizes when the profiler gave
+    /// none; and the text reads back to the same marker.
+    #[test]
+    fn operator_fields_are_typed_and_read_back_from_the_text_alike() {
+        let t = trace(
+            r#"[{"ph":"X","cat":"cpu_op","name":"aten::cat, seq = 5","pid":1,"tid":2,"ts":10,"dur":100,
+                 "args":{"Input Dims":[[[2,3],[4,3]],[],[-1]],"Input type":["TensorList","Sca'lar[]","long int"],"Sequence number":-3,"External id":41}},
+                {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":2,"ts":0,"dur":200,"args":{}},
+                {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":20,"dur":5,"args":{"correlation":9}},
+                {"ph":"X","cat":"kernel","name":"cat_kernel","pid":0,"tid":7,"ts":200,"dur":3,"args":{"device":0,"stream":7,"correlation":9}}]"#,
+        )
+        .unwrap();
+        assert_eq!(t.ranges.len(), 2);
+        let by_name = |n: &str| {
+            t.ranges
+                .iter()
+                .find(|r| t.range_name(r) == n)
+                .map(|r| r.text)
+                .unwrap()
+        };
+        let cat = by_name("aten::cat, seq = 5");
+        let meta = &t.range_meta[&cat];
+        assert_eq!((meta.seq, meta.op_id), (Some(-3), Some(41)));
+        assert_eq!(
+            meta.sizes,
+            Some(vec![vec![2, 3], vec![4, 3], vec![], vec![-1]])
+        );
+        let dtypes: Vec<&str> = meta
+            .dtypes
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|&d| t.strings.get(d))
+            .collect();
+        assert_eq!(dtypes, ["TensorList", "TensorList", "Scalar", "long int"]);
+        let m = t.op_marker(cat).unwrap();
+        assert_eq!(m.name, "aten::cat, seq = 5");
+        assert_eq!((m.seq, m.op_id, m.malformed), (Some(-3), Some(41), false));
+        assert_eq!(m.dtypes.as_deref(), Some(&dtypes[..]));
+        let text = t.strings.get(cat);
+        assert_eq!(stock::parse_split(text, "aten::cat, seq = 5".len()), m);
+
+        let step = by_name("ProfilerStep#2");
+        let m = t.op_marker(step).unwrap();
+        assert_eq!(m.name, "ProfilerStep#2");
+        assert_eq!(
+            (m.seq, m.op_id, &m.sizes, &m.dtypes),
+            (None, None, &None, &None)
+        );
+        assert_eq!(stock::parse(t.strings.get(step)), m);
     }
 
     #[test]
