@@ -896,3 +896,61 @@ fn json_extras_are_ignored() {
     let out = prof_stdin(&["--compat", "-c", "idx,op,bytes"], first.as_bytes());
     assert_eq!(out.stdout, b"Idx Op Bytes\n1 embedding 1125600\n");
 }
+
+/// A record file of many blocks (read, parsed, modelled and printed by
+/// three threads, a block each): every record in order, from a file and
+/// from a pipe alike; a bad line deep in it stops the run naming that line,
+/// after every record before it was printed.
+#[test]
+fn many_blocks_in_order_and_a_bad_line_named() {
+    // PyProf's own lines, 1.3 KB each: 30 copies are ~11 MB, past the
+    // largest block (1 MiB) many times, lines straddling block ends
+    let one = read(net_dict());
+    let n_one = one.lines().count();
+    let copies = 30;
+    let text = one.repeat(copies);
+    let n = n_one * copies;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.dict");
+    std::fs::write(&path, &text).unwrap();
+    let cols = "idx,dir,op,kernel,params,sil,flops";
+    let got = prof(&["-c", cols, "--csv", path.to_str().unwrap()]);
+    // the expected rows: each copy's rows as prof prints the one file,
+    // renumbered
+    let single = prof(&["-c", cols, "--csv", net_dict().to_str().unwrap()]);
+    let mut single_rows = single.lines();
+    let header = single_rows.next().unwrap();
+    let single_rows: Vec<&str> = single_rows.collect();
+    assert_eq!(single_rows.len(), n_one);
+    let mut want = vec![header.to_owned()];
+    for c in 0..copies {
+        for (i, row) in single_rows.iter().enumerate() {
+            let (_, rest) = row.split_once(',').unwrap();
+            want.push(format!("{},{rest}", c * n_one + i + 1));
+        }
+    }
+    let got_lines: Vec<&str> = got.lines().collect();
+    assert_eq!(got_lines.len(), n + 1);
+    assert_eq!(got_lines, want);
+    let piped = prof_stdin(&["-c", cols, "--csv", "-"], text.as_bytes());
+    assert!(piped.status.success());
+    assert_eq!(String::from_utf8(piped.stdout).unwrap(), got);
+
+    // a line that is not a record, deep in the file
+    let bad_at = n - 1234;
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[bad_at - 1] = "{'kShortName': ";
+    let bad = dir.path().join("bad.dict");
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    let out = run(rprof().args(["prof", "-c", cols, "--csv"]).arg(&bad));
+    assert_eq!(out.status.code(), Some(1));
+    let err = one_line_stderr(&out);
+    assert!(
+        err.contains(&format!("{}:{bad_at}: ", bad.display())),
+        "{err}"
+    );
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let printed: Vec<&str> = printed.lines().collect();
+    assert_eq!(printed.len(), bad_at);
+    assert_eq!(printed, want[..bad_at]);
+}

@@ -323,8 +323,11 @@ pub fn for_each_chunk_reading(
 /// On a profile this is a pipeline of three threads: one builds a chunk's
 /// records, a second prepares them, and this one runs `each` on the chunk
 /// before. Call it from a thread of its own, not from a rayon task (see
-/// `build::build_overlapped`). Record files are read, prepared and
-/// consumed a chunk at a time on this thread.
+/// `build::build_overlapped`). A record file is a pipeline too: one
+/// thread reads and parses each block of lines, a second prepares it, and
+/// this one consumes the block before (run in turn on this thread when
+/// called from a rayon task); Parquet records are read, prepared and
+/// consumed a batch at a time on this thread.
 pub fn for_each_chunk_prepared<T: Send>(
     input: &Input,
     opts: Options,
@@ -332,10 +335,6 @@ pub fn for_each_chunk_prepared<T: Send>(
     mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
     mut each: impl FnMut(&[Record<'_>], T, &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
-    let inline = |recs: &[Record<'_>], info: &Info| {
-        let prepared = prepare(recs);
-        each(recs, prepared, info)
-    };
     match input {
         Input::Profile(path) => {
             let (mut trace, enclosing) = load_with(path, opts, ranges, true)?;
@@ -378,9 +377,12 @@ pub fn for_each_chunk_prepared<T: Send>(
             }
             Ok(info)
         }
-        Input::Records(Some(p)) if is_parquet(p) => parquet_records(p, opts, inline),
+        Input::Records(Some(p)) if is_parquet(p) => parquet_records(p, opts, |recs, info| {
+            let prepared = prepare(recs);
+            each(recs, prepared, info)
+        }),
         Input::Records(path) => {
-            let (input, name): (Box<dyn Read>, String) = match path {
+            let (input, name): (Box<dyn Read + Send>, String) = match path {
                 Some(p) => {
                     let f =
                         File::open(p).with_context(|| format!("cannot open {}", spool::name(p)))?;
@@ -388,14 +390,14 @@ pub fn for_each_chunk_prepared<T: Send>(
                 }
                 None => (Box::new(io::stdin()), "<stdin>".to_owned()),
             };
-            records(input, name, path.as_deref(), opts, inline)
+            records(input, name, path.as_deref(), opts, prepare, each)
         }
         Input::Stream(p, stream) => {
             let taken = stream.lock().ok().and_then(|mut s| s.take());
             let Some(r) = taken else {
                 anyhow::bail!("{}: the stream was already read", p.display());
             };
-            records(r, p.display().to_string(), None, opts, inline)
+            records(r, p.display().to_string(), None, opts, prepare, each)
         }
     }
 }
@@ -582,7 +584,7 @@ pub fn parse_summary_reading(
 /// place, split at newlines; the lines of a block are parsed in parallel
 /// straight from the buffer.
 struct Blocks {
-    input: Box<dyn Read>,
+    input: Box<dyn Read + Send>,
     buf: Vec<u8>,
     /// Bytes of `buf` that belong to the block returned last.
     used: usize,
@@ -592,6 +594,26 @@ struct Blocks {
 }
 
 impl Blocks {
+    /// [`Blocks::next`] in a buffer of its own: the partial line after the
+    /// block moves to `spare` (a buffer a consumed block gave back, else a
+    /// new one), which the next block is read into.
+    fn next_owned(&mut self, want: usize, spare: Option<Vec<u8>>) -> io::Result<Option<Vec<u8>>> {
+        let Some(n) = self.next(want)?.map(<[u8]>::len) else {
+            return Ok(None);
+        };
+        let tail = self.filled - n;
+        let mut next = spare.unwrap_or_default();
+        if next.len() < tail {
+            next.resize(tail, 0);
+        }
+        next[..tail].copy_from_slice(&self.buf[n..self.filled]);
+        let mut block = std::mem::replace(&mut self.buf, next);
+        block.truncate(n);
+        self.filled = tail;
+        self.used = 0;
+        Ok(Some(block))
+    }
+
     /// The next block of complete lines, at least `want` bytes unless the
     /// input ends first (`None` at the end).
     fn next(&mut self, want: usize) -> io::Result<Option<&[u8]>> {
@@ -651,12 +673,146 @@ const FIRST_BLOCK: usize = 64 << 10;
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 const MAX_BLOCK: usize = 1 << 20;
 
-fn records(
-    input: Box<dyn Read>,
+self_cell::self_cell!(
+    /// One block of a record file and the records read from it, which
+    /// borrow its bytes: a block travels with its records from the thread
+    /// that reads them to the threads that model and print them.
+    struct Block {
+        owner: Vec<u8>,
+        #[covariant]
+        dependent: Parsed,
+    }
+);
+
+/// What the lines of a block hold.
+struct Parsed<'a> {
+    recs: Vec<Record<'a>>,
+    /// The first header line (a version 1 file's device table).
+    header: Option<rprof_trace::model::Header>,
+    /// Lines in the block.
+    lines: u64,
+    /// The first line that does not read: its index in the block, and why.
+    /// The lines after it are not read.
+    error: Option<(usize, String)>,
+}
+
+/// Read the lines of `block` in parallel (after a byte-order mark when
+/// `bom`).
+fn parse_block(block: &[u8], bom: bool) -> Parsed<'_> {
+    let mut lines: Vec<&[u8]> = Vec::with_capacity(block.len() / 256);
+    // a byte-order mark before the first line is not part of it
+    let mut start = if bom && block.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    };
+    for nl in memchr::memchr_iter(b'\n', block) {
+        lines.push(&block[start..nl]);
+        start = nl + 1;
+    }
+    if start < block.len() {
+        lines.push(&block[start..]);
+    }
+    let parsed: Vec<Result<Line<'_>, String>> = lines
+        .par_iter()
+        .map(|l| {
+            let l = std::str::from_utf8(l)
+                .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))?;
+            read_line(l)
+        })
+        .collect();
+    let mut out = Parsed {
+        recs: Vec::with_capacity(parsed.len()),
+        header: None,
+        lines: lines.len() as u64,
+        error: None,
+    };
+    for (i, p) in parsed.into_iter().enumerate() {
+        match p {
+            Ok(Line::Blank) => {}
+            Ok(Line::Header(h)) => {
+                if out.header.is_none() {
+                    out.header = Some(h);
+                }
+            }
+            Ok(Line::Record(rec)) => out.recs.push(*rec),
+            Err(msg) => {
+                out.error = Some((i, msg));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Read `input` a block of lines at a time, each block's records parsed
+/// in parallel, and hand each block with the number of its first line to
+/// `send` until it returns false. A block with a line that does not read
+/// is the last (its records before that line are read).
+fn read_blocks(
+    input: Box<dyn Read + Send>,
+    name: &str,
+    spares: &std::sync::mpsc::Receiver<Vec<u8>>,
+    mut send: impl FnMut(Block, u64) -> bool,
+) -> anyhow::Result<()> {
+    let mut blocks = Blocks {
+        input,
+        buf: Vec::new(),
+        used: 0,
+        filled: 0,
+        eof: false,
+    };
+    let mut want = FIRST_BLOCK;
+    let mut first_line = 1u64;
+    loop {
+        let bytes = match blocks.next_owned(want, spares.try_recv().ok()) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                let what = if e.kind() == io::ErrorKind::InvalidData {
+                    ""
+                } else {
+                    "cannot read: "
+                };
+                return Err(anyhow!("{name}:{first_line}: {what}{e}"));
+            }
+        };
+        let first = first_line == 1;
+        if first && bytes.starts_with(rprof_report::records::read::MAGIC) {
+            anyhow::bail!(
+                "{name}: Parquet records are read from a file (their index is at the end): give the file's path, not a pipe"
+            );
+        }
+        let block = Block::new(bytes, |b| parse_block(b, first));
+        let (lines, failed) = {
+            let p = block.borrow_dependent();
+            (p.lines, p.error.is_some())
+        };
+        if !send(block, first_line) || failed {
+            // the consumer stopped, or reports the bad line
+            return Ok(());
+        }
+        first_line += lines;
+        want = (want * 2).min(MAX_BLOCK);
+    }
+}
+
+/// A record file, as a pipeline of three threads: one reads each block of
+/// lines and parses its records (in parallel), a second runs `prepare` on
+/// them (in order), while `each` consumes the block before on the calling
+/// thread. Each stage runs at most one block ahead of the next, so memory
+/// stays bounded (a few blocks of at most [`MAX_BLOCK`] bytes); a block's
+/// buffer goes back to the reader once consumed. Called from a rayon task
+/// (`diff` reads its two runs side by side), the three run in turn on the
+/// calling thread instead: stages waiting on each other there would hold
+/// the pool's workers.
+fn records<T: Send>(
+    input: Box<dyn Read + Send>,
     name: String,
     path: Option<&Path>,
     opts: Options,
-    mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
+    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
+    mut each: impl FnMut(&[Record<'_>], T, &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     let on = progress::enabled(opts.quiet, opts.streams);
     let phase = match path
@@ -680,84 +836,82 @@ fn records(
         info.devices = h.devices;
         table = true;
     }
-    let mut blocks = Blocks {
-        input,
-        buf: Vec::new(),
-        used: 0,
-        filled: 0,
-        eof: false,
+    let name = info.name.clone();
+    let (spare_tx, spare_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let mut consume = |block: Block, first_line: u64, prepared: T| -> anyhow::Result<()> {
+        phase.inc(block.borrow_owner().len() as u64);
+        let p = block.borrow_dependent();
+        if let Some(h) = &p.header
+            && !table
+        {
+            info.devices.clone_from(&h.devices);
+            table = true;
+        }
+        if !table {
+            gather_devices(&mut info.devices, &p.recs);
+        }
+        each(&p.recs, prepared, &info)?;
+        if let Some((i, msg)) = &p.error {
+            anyhow::bail!("{}:{}: {msg}", info.name, first_line + *i as u64);
+        }
+        // the buffer goes back to the reader (gone once it ended)
+        let _ = spare_tx.send(block.into_owner());
+        Ok(())
     };
-    let mut want = FIRST_BLOCK;
-    let mut first_line = 1u64;
-    loop {
-        let block = match blocks.next(want) {
-            Ok(Some(b)) => b,
-            Ok(None) => break,
-            Err(e) => {
-                let what = if e.kind() == io::ErrorKind::InvalidData {
-                    ""
-                } else {
-                    "cannot read: "
-                };
-                return Err(anyhow!("{}:{first_line}: {what}{e}", info.name));
-            }
-        };
-        phase.inc(block.len() as u64);
-        if first_line == 1 && block.starts_with(rprof_report::records::read::MAGIC) {
-            anyhow::bail!(
-                "{}: Parquet records are read from a file (their index is at the end): give the file's path, not a pipe",
-                info.name
-            );
-        }
-        let mut lines: Vec<&[u8]> = Vec::with_capacity(block.len() / 256);
-        // a byte-order mark before the first line is not part of it
-        let mut start = if first_line == 1 && block.starts_with(UTF8_BOM) {
-            UTF8_BOM.len()
-        } else {
-            0
-        };
-        for nl in memchr::memchr_iter(b'\n', block) {
-            lines.push(&block[start..nl]);
-            start = nl + 1;
-        }
-        if start < block.len() {
-            lines.push(&block[start..]);
-        }
-        let parsed: Vec<Result<Line<'_>, String>> = lines
-            .par_iter()
-            .map(|l| {
-                let l = std::str::from_utf8(l)
-                    .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))?;
-                read_line(l)
-            })
-            .collect();
-        let mut recs = Vec::with_capacity(parsed.len());
-        let mut error = None;
-        for (i, p) in parsed.into_iter().enumerate() {
-            match p {
-                Ok(Line::Blank) => {}
-                Ok(Line::Header(h)) => {
-                    if !table {
-                        info.devices = h.devices;
-                        table = true;
-                    }
+    if rayon::current_thread_index().is_some() {
+        let mut failed = None;
+        let read = read_blocks(input, &name, &spare_rx, |block, first_line| {
+            let prepared = prepare(&block.borrow_dependent().recs);
+            match consume(block, first_line, prepared) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
                 }
-                Ok(Line::Record(rec)) => recs.push(*rec),
-                Err(msg) => {
-                    error = Some(anyhow!("{}:{}: {msg}", info.name, first_line + i as u64));
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        read?;
+        return Ok(info);
+    }
+    std::thread::scope(|scope| {
+        let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<(Block, u64)>(1);
+        let (prepared_tx, prepared_rx) = std::sync::mpsc::sync_channel::<(Block, u64, T)>(1);
+        let name = &name;
+        let reader = scope.spawn(move || {
+            read_blocks(input, name, &spare_rx, |block, first_line| {
+                read_tx.send((block, first_line)).is_ok()
+            })
+        });
+        let preparer = scope.spawn(move || {
+            for (block, first_line) in read_rx.iter() {
+                let prepared = prepare(&block.borrow_dependent().recs);
+                if prepared_tx.send((block, first_line, prepared)).is_err() {
                     break;
                 }
             }
+        });
+        let mut consumed = Ok(());
+        for (block, first_line, prepared) in prepared_rx.iter() {
+            consumed = consume(block, first_line, prepared);
+            if consumed.is_err() {
+                break;
+            }
         }
-        if !table {
-            gather_devices(&mut info.devices, &recs);
+        // the preparer's next send fails once the receiver is gone, and
+        // the reader's once the preparer is
+        drop(prepared_rx);
+        if let Err(panic) = preparer.join() {
+            std::panic::resume_unwind(panic)
         }
-        each(&recs, &info)?;
-        if let Some(e) = error {
-            return Err(e);
-        }
-        first_line += lines.len() as u64;
-        want = (want * 2).min(MAX_BLOCK);
-    }
+        let read = match reader.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        consumed?;
+        read
+    })?;
     Ok(info)
 }

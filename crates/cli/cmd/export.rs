@@ -210,7 +210,12 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
             false,
         );
         let mut p = w.begin(trace, rank, window)?;
-        let built = build::build(trace, enclosing, BuildOptions::default(), |recs| {
+        // each kernel's op, params and FLOPs come from the op models
+        let opts = BuildOptions {
+            typed_stock: true,
+            ..BuildOptions::default()
+        };
+        let built = build::build(trace, enclosing, opts, |recs| {
             phase.inc(recs.len() as u64);
             w.kernels(&mut p, recs)
                 .with_context(|| format!("writing {out_name}"))
