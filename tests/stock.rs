@@ -510,17 +510,24 @@ fn expected() -> Vec<String> {
     v
 }
 
-#[test]
-fn synthetic_training_step_hand_computed() {
+/// The synthetic training step (two forward passes, a backward, the
+/// optimizer and the odd cases) as an nsys export in `dir`.
+fn write_step(dir: &Path) -> std::path::PathBuf {
     let mut t = OpTimeline::new();
     forward(&mut t, 1);
     backward(&mut t);
     optimizer(&mut t);
     forward(&mut t, 2);
     odd(&mut t);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("step.sqlite");
+    let path = dir.join("step.sqlite");
     t.synth.write_nsys(&path).unwrap();
+    path
+}
+
+#[test]
+fn synthetic_training_step_hand_computed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_step(dir.path());
     let records = parse(&path);
     let (rows, err) = prof_csv(&records, "dir,mod,op,kernel,params,tc,flops,bytes");
     let got: Vec<String> = rows
@@ -930,15 +937,8 @@ fn typed_markers_equal_their_text(path: &Path) -> (usize, usize, usize) {
 /// whose operators' markers are built from the profiler's typed fields.
 #[test]
 fn decoded_stock_markers_are_the_ones_read_from_text() {
-    let mut t = OpTimeline::new();
-    forward(&mut t, 1);
-    backward(&mut t);
-    optimizer(&mut t);
-    forward(&mut t, 2);
-    odd(&mut t);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("step.sqlite");
-    t.synth.write_nsys(&path).unwrap();
+    let path = write_step(dir.path());
     let (records, entries, typed) = typed_markers_equal_their_text(&path);
     assert!(records > 30 && entries > records, "{records} {entries}");
     // every entry of an NVTX stack is read once per chunk, whatever it is
