@@ -57,7 +57,7 @@ pub use stats_data::{
 pub use strings::{StrPool, StrRef};
 pub use trace::{
     ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KinetoKernel, Launch, MemDevice,
-    MemEvent, MemKind, MemOp, MemoryKind, Range, RangeKind, RangeMeta, ReadStats, Source,
+    MemEvent, MemKind, MemOp, MemoryKind, OpFields, Range, RangeKind, RangeMeta, ReadStats, Source,
     SyncEvent, SyncKind, ThreadId, ThreadKey, Trace, narrow, nsys_pid,
 };
 

@@ -617,21 +617,120 @@ pub struct RangeMeta {
     pub name: Option<StrRef>,
     /// What kind of event the range came from.
     pub kind: RangeKind,
-    /// `Sequence number`: the autograd sequence number.
-    pub seq: Option<i64>,
-    /// `External id`: one per operator call, shared by the kernels it
-    /// launches (what NVTX's `op_id` is to stock PyTorch markers).
-    pub op_id: Option<i64>,
-    /// `Input Dims`, one shape per input (`[]` for scalars and
-    /// non-tensors), tensor lists expanded in place; `None` when the
-    /// operator has none.
-    pub sizes: Option<Vec<Vec<i64>>>,
-    /// `Input type`, one per entry of `sizes`, as the marker text spells
-    /// them (see [`crate::stock::marker_dtype`]).
-    pub dtypes: Option<Vec<StrRef>>,
+    /// The operator's sequence number, external id, input shapes and
+    /// types (`None` when it has none of them).
+    pub op: Option<OpFields>,
     /// Collective-communication arguments (`record_param_comms`,
     /// `nccl:*` operators).
     pub comm: Option<Box<CommArgs>>,
+}
+
+/// What the PyTorch profiler records of an operator's call for the op
+/// models: `Sequence number` (the autograd sequence number), `External id`
+/// (one per operator call, shared by the kernels it launches: what NVTX's
+/// `op_id` is to stock PyTorch markers), `Input Dims` (one shape per input,
+/// `[]` for scalars and non-tensors, tensor lists expanded in place) and
+/// `Input type` (one per shape, as the marker text spells them, see
+/// [`crate::stock::marker_dtype`]).
+///
+/// Packed in one allocation of integers, because a trace holds one per
+/// operator call: as nested vectors, the shapes of a 100 k-operator trace
+/// took more memory than the rest of its ranges. Layout: presence and
+/// value of the sequence number, the same for the id, the number of
+/// shapes (-1: none) and each one's length, their dimensions, the number
+/// of types (-1: none) and their string handles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpFields(Box<[i64]>);
+
+impl OpFields {
+    /// Pack the fields; `None` when there are none.
+    pub fn new(
+        seq: Option<i64>,
+        op_id: Option<i64>,
+        sizes: Option<&[Vec<i64>]>,
+        dtypes: Option<&[StrRef]>,
+    ) -> Option<OpFields> {
+        if seq.is_none() && op_id.is_none() && sizes.is_none() && dtypes.is_none() {
+            return None;
+        }
+        let shapes = sizes.map_or(0, |s| s.len() + s.iter().map(Vec::len).sum::<usize>());
+        let mut v = Vec::with_capacity(6 + shapes + dtypes.map_or(0, <[StrRef]>::len));
+        for x in [seq, op_id] {
+            v.push(i64::from(x.is_some()));
+            v.push(x.unwrap_or(0));
+        }
+        match sizes {
+            Some(s) => {
+                v.push(s.len() as i64);
+                v.extend(s.iter().map(|d| d.len() as i64));
+                v.extend(s.iter().flatten());
+            }
+            None => v.push(-1),
+        }
+        match dtypes {
+            Some(d) => {
+                v.push(d.len() as i64);
+                v.extend(d.iter().map(|r| i64::from(r.0)));
+            }
+            None => v.push(-1),
+        }
+        Some(OpFields(v.into_boxed_slice()))
+    }
+
+    fn at(&self, i: usize) -> i64 {
+        self.0.get(i).copied().unwrap_or(-1)
+    }
+
+    /// The sequence number.
+    pub fn seq(&self) -> Option<i64> {
+        (self.at(0) == 1).then(|| self.at(1))
+    }
+
+    /// The external id.
+    pub fn op_id(&self) -> Option<i64> {
+        (self.at(2) == 1).then(|| self.at(3))
+    }
+
+    /// Where the shapes' lengths start, how many shapes, and where the
+    /// types' count is.
+    fn shape_parts(&self) -> (usize, Option<usize>, usize) {
+        let n = usize::try_from(self.at(4)).ok();
+        let lens = 5;
+        let dims: usize = n.map_or(0, |n| {
+            (0..n)
+                .map(|i| usize::try_from(self.at(lens + i)).unwrap_or(0))
+                .sum::<usize>()
+                + n
+        });
+        (lens, n, lens + dims)
+    }
+
+    /// The input shapes.
+    pub fn sizes(&self) -> Option<Vec<Vec<i64>>> {
+        let (lens, n, _) = self.shape_parts();
+        let n = n?;
+        let mut at = lens + n;
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let len = usize::try_from(self.at(lens + i)).unwrap_or(0);
+            out.push(
+                self.0
+                    .get(at..at + len)
+                    .map(<[i64]>::to_vec)
+                    .unwrap_or_default(),
+            );
+            at += len;
+        }
+        Some(out)
+    }
+
+    /// The input types' string handles.
+    pub fn dtypes(&self) -> Option<impl Iterator<Item = StrRef> + '_> {
+        let (_, _, at) = self.shape_parts();
+        let n = usize::try_from(self.at(at)).ok()?;
+        let ids = self.0.get(at + 1..at + 1 + n).unwrap_or_default();
+        Some(ids.iter().map(|&r| StrRef(r as u32)))
+    }
 }
 
 /// Where a range came from.
@@ -855,18 +954,35 @@ impl Trace {
     /// from the text (`None` for a range without an operator's fields).
     pub fn op_marker(&self, text: StrRef) -> Option<crate::stock::StockMarker<'_>> {
         let m = self.range_meta.get(&text)?;
+        let name = self.strings.get(m.name?);
+        let Some(op) = &m.op else {
+            return Some(crate::stock::StockMarker {
+                name,
+                ..Default::default()
+            });
+        };
         Some(crate::stock::StockMarker {
-            name: self.strings.get(m.name?),
-            seq: m.seq,
+            name,
+            seq: op.seq(),
             stashed: false,
-            op_id: m.op_id,
-            sizes: m.sizes.clone(),
+            op_id: op.op_id(),
+            sizes: op.sizes(),
             input_op_ids: None,
-            dtypes: m
-                .dtypes
-                .as_ref()
-                .map(|d| d.iter().map(|&t| self.strings.get(t)).collect()),
+            dtypes: op
+                .dtypes()
+                .map(|d| d.map(|t| self.strings.get(t)).collect()),
             malformed: false,
+        })
+    }
+
+    /// [`Trace::op_marker`]'s name, sequence number and id, without
+    /// unpacking the shapes and types.
+    pub fn op_head(&self, text: StrRef) -> Option<crate::stock::Head<'_>> {
+        let m = self.range_meta.get(&text)?;
+        Some(crate::stock::Head {
+            name: self.strings.get(m.name?),
+            seq: m.op.as_ref().and_then(OpFields::seq),
+            op_id: m.op.as_ref().and_then(OpFields::op_id),
         })
     }
 
@@ -925,5 +1041,32 @@ mod size_tests {
         assert!(std::mem::size_of::<super::Kernel>() <= 168);
         assert!(std::mem::size_of::<super::Range>() <= 32);
         assert!(std::mem::size_of::<super::Launch>() <= 56);
+    }
+
+    /// Every combination of present and absent fields reads back as it was
+    /// packed, with negative numbers, empty shapes and empty lists.
+    #[test]
+    fn op_fields_read_back_as_packed() {
+        use super::{OpFields, StrRef};
+        assert_eq!(OpFields::new(None, None, None, None), None);
+        let shapes: [&[Vec<i64>]; 3] = [&[], &[vec![], vec![-1]], &[vec![2, 3], vec![4], vec![]]];
+        let types: [&[StrRef]; 2] = [&[], &[StrRef(0), StrRef(u32::MAX), StrRef(7)]];
+        for seq in [None, Some(-3), Some(i64::MAX)] {
+            for op_id in [None, Some(0), Some(i64::MIN)] {
+                for sizes in [None].into_iter().chain(shapes.map(Some)) {
+                    for dtypes in [None].into_iter().chain(types.map(Some)) {
+                        let Some(f) = OpFields::new(seq, op_id, sizes, dtypes) else {
+                            assert!(seq.is_none() && op_id.is_none());
+                            assert!(sizes.is_none() && dtypes.is_none());
+                            continue;
+                        };
+                        assert_eq!((f.seq(), f.op_id()), (seq, op_id));
+                        assert_eq!(f.sizes().as_deref(), sizes);
+                        let back: Option<Vec<StrRef>> = f.dtypes().map(Iterator::collect);
+                        assert_eq!(back.as_deref(), dtypes);
+                    }
+                }
+            }
+        }
     }
 }

@@ -319,16 +319,18 @@ fn build_with<T: Send, E: From<Error>>(
         let prepared: Vec<(markers::Prepared<'_>, Option<Decoded<'_>>)> = distinct
             .par_iter()
             .map(|&(t, r)| {
-                let op = if compat {
+                let head = if compat {
                     None
                 } else {
-                    op_name_len(trace, r).and_then(|_| trace.op_marker(r))
+                    op_name_len(trace, r).and_then(|_| trace.op_head(r))
                 };
-                let head = op.as_ref().map(stock::StockMarker::head);
                 let prepared = markers::prepare_with(t, compat, head);
-                let decoded = opts.typed_stock.then(|| Decoded {
-                    split: op.is_some(),
-                    marker: std::sync::Arc::new(op.unwrap_or_else(|| stock::parse(t))),
+                let decoded = opts.typed_stock.then(|| {
+                    let op = head.and_then(|_| trace.op_marker(r));
+                    Decoded {
+                        split: op.is_some(),
+                        marker: std::sync::Arc::new(op.unwrap_or_else(|| stock::parse(t))),
+                    }
                 });
                 (prepared, decoded)
             })

@@ -35,7 +35,7 @@ use serde_json::value::RawValue;
 use crate::error::{Error, Result};
 use crate::model::{
     ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KinetoKernel, Launch, MemDevice,
-    MemEvent, MemKind, MemOp, MemoryKind, Range, RangeKind, RangeMeta, ReadStats, Source,
+    MemEvent, MemKind, MemOp, MemoryKind, OpFields, Range, RangeKind, RangeMeta, ReadStats, Source,
     SyncEvent, SyncKind, Trace, narrow,
 };
 use crate::model::{StrPool, StrRef};
@@ -507,20 +507,18 @@ impl Builder {
                     .map(|s| s.to_owned());
                 // the fields stay typed for the op models; the text is
                 // what record files and the other views show of the operator
-                let dtypes = dtypes.map(|d| {
+                let dtypes: Option<Vec<StrRef>> = dtypes.map(|d| {
                     d.iter()
                         .map(|t| self.intern(&stock::marker_dtype(t)))
                         .collect()
                 });
+                let op = OpFields::new(seq, op_id, sizes.as_deref(), dtypes.as_deref());
                 let m = RangeMeta {
                     module: module.map(|s| self.intern(&s)),
                     call_stack: call_stack.map(|s| self.intern(&s)),
                     name: Some(self.intern(&name)),
                     kind: range_kind,
-                    seq,
-                    op_id,
-                    sizes,
-                    dtypes,
+                    op,
                     comm: comm_args(self, &args),
                 };
                 self.range_meta.insert(text, m);
@@ -1137,19 +1135,13 @@ mod tests {
                 .unwrap()
         };
         let cat = by_name("aten::cat, seq = 5");
-        let meta = &t.range_meta[&cat];
-        assert_eq!((meta.seq, meta.op_id), (Some(-3), Some(41)));
+        let op = t.range_meta[&cat].op.as_ref().unwrap();
+        assert_eq!((op.seq(), op.op_id()), (Some(-3), Some(41)));
         assert_eq!(
-            meta.sizes,
+            op.sizes(),
             Some(vec![vec![2, 3], vec![4, 3], vec![], vec![-1]])
         );
-        let dtypes: Vec<&str> = meta
-            .dtypes
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|&d| t.strings.get(d))
-            .collect();
+        let dtypes: Vec<&str> = op.dtypes().unwrap().map(|d| t.strings.get(d)).collect();
         assert_eq!(dtypes, ["TensorList", "TensorList", "Scalar", "long int"]);
         let m = t.op_marker(cat).unwrap();
         assert_eq!(m.name, "aten::cat, seq = 5");
