@@ -895,7 +895,7 @@ fn typed_markers_equal_their_text(path: &Path) -> (usize, usize, usize) {
     build::build(&trace, &enclosing, opts, |recs| {
         for t in recs {
             let p = Record {
-                stack_stock: Vec::new(),
+                stack_stock: Default::default(),
                 ..t.clone()
             };
             records += 1;

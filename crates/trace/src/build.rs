@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::markers::{self, Classified};
 use crate::model::StrRef;
 use crate::model::stock;
-use crate::model::{Dir, Record};
+use crate::model::{Dir, Record, StackStock};
 use crate::model::{Kernel, Source, Trace};
 use crate::sequence::SeqState;
 
@@ -316,7 +316,10 @@ fn build_with<T: Send, E: From<Error>>(
         }
         // an operator's name is taken whole, never read for fields: a
         // PyTorch-profiler operator's head and marker are its typed fields
-        let prepared: Vec<(markers::Prepared<'_>, Option<Decoded<'_>>)> = distinct
+        let (prepared, decoded): (
+            Vec<markers::Prepared<'_>>,
+            Vec<(bool, stock::StockMarker<'_>)>,
+        ) = distinct
             .par_iter()
             .map(|&(t, r)| {
                 let head = if compat {
@@ -325,23 +328,33 @@ fn build_with<T: Send, E: From<Error>>(
                     op_name_len(trace, r).and_then(|_| trace.op_head(r))
                 };
                 let prepared = markers::prepare_with(t, compat, head);
-                let decoded = opts.typed_stock.then(|| {
-                    let op = head.and_then(|_| trace.op_marker(r));
-                    Decoded {
-                        split: op.is_some(),
-                        marker: std::sync::Arc::new(op.unwrap_or_else(|| stock::parse(t))),
+                // (name taken whole, marker): as a record's reader
+                // would read the text, told by `stack_names`
+                let decoded = if opts.typed_stock {
+                    match head.and_then(|_| trace.op_marker(r)) {
+                        Some(op) => (true, op),
+                        None => (false, stock::parse(t)),
                     }
-                });
+                } else {
+                    (false, stock::StockMarker::default())
+                };
                 (prepared, decoded)
             })
-            .collect();
+            .unzip();
+        let (split, table): (Vec<bool>, Vec<stock::StockMarker<'_>>) = if opts.typed_stock {
+            decoded.into_iter().unzip()
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        // one table per chunk, shared by its records
+        let table: std::sync::Arc<[stock::StockMarker<'_>]> = table.into();
         let classified: Vec<Classified<'_>> = candidates
             .par_iter()
             .map(|cands| {
                 let texts: Vec<&str> = cands.iter().map(|c| c.0).collect();
                 let pre: Vec<&markers::Prepared<'_>> = texts
                     .iter()
-                    .map(|t| &prepared[slot[&text_key(t)] as usize].0)
+                    .map(|t| &prepared[slot[&text_key(t)] as usize])
                     .collect();
                 markers::classify_prepared(&texts, &pre, compat)
             })
@@ -362,11 +375,12 @@ fn build_with<T: Send, E: From<Error>>(
                     stats.without_range += 1;
                 }
             }
-            let decoded = |t: &str| {
+            let decoded = |t: &str, whole_names: bool| {
                 let i = *slot.get(&text_key(t))?;
-                prepared.get(i as usize)?.1.as_ref()
+                (*split.get(i as usize)? == whole_names).then_some(i)
             };
-            records.push(record(trace, enclosing, k, &names, c, ids, opts, decoded));
+            let stock = (opts.typed_stock, &table, decoded);
+            records.push(record(trace, enclosing, k, &names, c, ids, opts, stock));
         }
         stats.records += records.len() as u64;
         records
@@ -439,22 +453,13 @@ fn op_name_len(trace: &Trace, t: StrRef) -> Option<u32> {
     trace.strings.get(t).starts_with(name).then_some(len)
 }
 
-/// The stock marker of one distinct range text of a chunk, decoded once.
-struct Decoded<'t> {
-    /// Built from a PyTorch-profiler operator's typed fields, its name
-    /// taken whole (what `Record::stack_names` tells a reader to do);
-    /// else read from the whole text.
-    split: bool,
-    marker: std::sync::Arc<stock::StockMarker<'t>>,
-}
-
 /// A text's identity in the trace's string pool: its address and length.
 fn text_key(t: &str) -> (usize, usize) {
     (t.as_ptr() as usize, t.len())
 }
 
 #[allow(clippy::too_many_arguments)]
-fn record<'t, 'd>(
+fn record<'t>(
     trace: &'t Trace,
     enclosing: &Enclosing,
     k: &Kernel,
@@ -462,11 +467,14 @@ fn record<'t, 'd>(
     c: Classified<'t>,
     ids: crate::sequence::SeqIds,
     opts: BuildOptions,
-    decoded: impl Fn(&str) -> Option<&'d Decoded<'t>>,
-) -> Record<'t>
-where
-    't: 'd,
-{
+    // asked for, the chunk's table, and the place in it of a text read
+    // with its name whole or not
+    (typed, table, decoded): (
+        bool,
+        &std::sync::Arc<[stock::StockMarker<'t>]>,
+        impl Fn(&str, bool) -> Option<u32>,
+    ),
+) -> Record<'t> {
     let compat = opts.compat;
     let key = name_key(k, compat);
     let (long, short) = names
@@ -515,23 +523,15 @@ where
             };
             // every entry's decoding, each read as the record's reader
             // would read its text (name whole or not), or none
-            let stock: Vec<std::sync::Arc<stock::StockMarker<'t>>> = if opts.typed_stock {
-                let split = !names.is_empty();
-                stack
-                    .iter()
-                    .map(|t| {
-                        decoded(t)
-                            .filter(|d| d.split == split)
-                            .map(|d| d.marker.clone())
-                    })
-                    .collect::<Option<Vec<_>>>()
-                    .unwrap_or_default()
+            let stock = if typed {
+                let whole = !names.is_empty();
+                StackStock::new(table, stack.iter().map(|t| decoded(t, whole)))
             } else {
-                Vec::new()
+                StackStock::default()
             };
             (stack, domains, names, stock)
         }
-        None => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), Vec::new(), StackStock::default()),
     };
     let full = stack.len();
     let shaped = opts.stack.shape(stack, domains, names);
@@ -543,7 +543,7 @@ where
     {
         stock
     } else {
-        Vec::new()
+        StackStock::default()
     };
     let (mut layer, mut trace_frames) = (c.layer, c.trace);
     if let Some(li) = k.launch.filter(|_| trace.source == Source::Kineto) {

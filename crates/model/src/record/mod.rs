@@ -204,7 +204,7 @@ pub struct Record<'a> {
     /// back, whose entries [`Record::stack_marker`] decodes from the text.
     /// Not written.
     #[serde(skip)]
-    pub stack_stock: Vec<std::sync::Arc<crate::stock::StockMarker<'a>>>,
+    pub stack_stock: StackStock<'a>,
     /// Enclosing ranges `stack` leaves out (`--stack inner|none`, or beyond
     /// `--stack-bytes`).
     #[serde(rename = "stackCut", default)]
@@ -224,6 +224,53 @@ pub struct Record<'a> {
     /// The PyTorch profiler's `est. achieved occupancy %`.
     #[serde(rename = "kinetoOccupancy", default)]
     pub kineto_occupancy_pct: Option<f64>,
+}
+
+/// The stock markers of a record's `stack` entries as the build decoded
+/// them: a table of the markers its chunk decoded (shared by the chunk's
+/// records) and each entry's place in it. A record costs no allocation of
+/// its own for up to four entries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StackStock<'a> {
+    table: Option<std::sync::Arc<[crate::stock::StockMarker<'a>]>>,
+    at: smallvec::SmallVec<[u32; 4]>,
+}
+
+impl<'a> StackStock<'a> {
+    /// The entries of `table` at `places`, one per stack entry; empty when
+    /// a place is `None` or out of the table.
+    pub fn new(
+        table: &std::sync::Arc<[crate::stock::StockMarker<'a>]>,
+        places: impl IntoIterator<Item = Option<u32>>,
+    ) -> Self {
+        let at: Option<smallvec::SmallVec<[u32; 4]>> = places
+            .into_iter()
+            .map(|i| i.filter(|&i| (i as usize) < table.len()))
+            .collect();
+        match at {
+            Some(at) => StackStock {
+                table: Some(std::sync::Arc::clone(table)),
+                at,
+            },
+            None => StackStock::default(),
+        }
+    }
+
+    /// Decoded entries (0: none).
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// True when no entry is decoded.
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
+    /// The decoded marker of entry `i`.
+    pub fn get(&self, i: usize) -> Option<&crate::stock::StockMarker<'a>> {
+        let table = self.table.as_ref()?;
+        table.get(*self.at.get(i)? as usize)
+    }
 }
 
 /// A list of strings that borrows from the input where it can (strings
@@ -365,7 +412,7 @@ impl<'a> Record<'a> {
     /// entry.
     fn decoded(&self, i: usize) -> Option<&crate::stock::StockMarker<'a>> {
         if self.stack_stock.len() == self.stack.len() {
-            self.stack_stock.get(i).map(|m| &**m)
+            self.stack_stock.get(i)
         } else {
             None
         }
@@ -423,7 +470,7 @@ impl Record<'_> {
             stack: own_v(self.stack),
             stack_names: self.stack_names,
             // borrows the trace: read from the text once owned
-            stack_stock: Vec::new(),
+            stack_stock: StackStock::default(),
             domains: own_v(self.domains),
             stack_runs: self.stack_runs,
             stack_cut: self.stack_cut,

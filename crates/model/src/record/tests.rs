@@ -115,7 +115,7 @@ proptest::proptest! {
             cc_minor: opts[7],
             stack: lists[7].clone(),
             stack_names: names,
-            stack_stock: Vec::new(),
+            stack_stock: Default::default(),
             domains: lists[0].clone(),
             stack_runs: ints[2..4].to_vec(),
             stack_cut: ints[4],
