@@ -854,8 +854,13 @@ fn records<T: Send>(
         if let Some((i, msg)) = &p.error {
             anyhow::bail!("{}:{}: {msg}", info.name, first_line + *i as u64);
         }
-        // the buffer goes back to the reader (gone once it ended)
-        let _ = spare_tx.send(block.into_owner());
+        // the buffer goes back to the reader (gone once it ended), unless
+        // a long line made it large: what stays allocated is bounded by
+        // the blocks in flight, not by the longest line seen
+        let buf = block.into_owner();
+        if buf.capacity() <= 4 * MAX_BLOCK {
+            let _ = spare_tx.send(buf);
+        }
         Ok(())
     };
     if rayon::current_thread_index().is_some() {

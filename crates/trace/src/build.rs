@@ -316,33 +316,29 @@ fn build_with<T: Send, E: From<Error>>(
         }
         // an operator's name is taken whole, never read for fields: a
         // PyTorch-profiler operator's head and marker are its typed fields
-        let (prepared, decoded): (
-            Vec<markers::Prepared<'_>>,
-            Vec<(bool, stock::StockMarker<'_>)>,
-        ) = distinct
+        let head_of = |r: StrRef| {
+            if compat {
+                None
+            } else {
+                op_name_len(trace, r).and_then(|_| trace.op_head(r))
+            }
+        };
+        let prepared: Vec<markers::Prepared<'_>> = distinct
             .par_iter()
-            .map(|&(t, r)| {
-                let head = if compat {
-                    None
-                } else {
-                    op_name_len(trace, r).and_then(|_| trace.op_head(r))
-                };
-                let prepared = markers::prepare_with(t, compat, head);
-                // (name taken whole, marker): as a record's reader
-                // would read the text, told by `stack_names`
-                let decoded = if opts.typed_stock {
-                    match head.and_then(|_| trace.op_marker(r)) {
+            .map(|&(t, r)| markers::prepare_with(t, compat, head_of(r)))
+            .collect();
+        // (name taken whole, marker) of each distinct text, as a record's
+        // reader would read it (told by `stack_names`); only when asked
+        let (split, table): (Vec<bool>, Vec<stock::StockMarker<'_>>) = if opts.typed_stock {
+            distinct
+                .par_iter()
+                .map(
+                    |&(t, r)| match head_of(r).and_then(|_| trace.op_marker(r)) {
                         Some(op) => (true, op),
                         None => (false, stock::parse(t)),
-                    }
-                } else {
-                    (false, stock::StockMarker::default())
-                };
-                (prepared, decoded)
-            })
-            .unzip();
-        let (split, table): (Vec<bool>, Vec<stock::StockMarker<'_>>) = if opts.typed_stock {
-            decoded.into_iter().unzip()
+                    },
+                )
+                .unzip()
         } else {
             (Vec::new(), Vec::new())
         };
