@@ -8,7 +8,7 @@
 //! within the same iteration as its forward).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rprof_model::FastMap;
 use rprof_model::stock::StockMarker;
@@ -27,20 +27,70 @@ pub(crate) struct FwdNames {
     pub(crate) op: Arc<str>,
 }
 
+self_cell::self_cell!(
+    /// A forward marker's text with its decoding, which borrows it.
+    struct Decoded {
+        owner: Arc<str>,
+        #[covariant]
+        dependent: StockMarker,
+    }
+    impl {Debug}
+);
+
+/// A forward marker's text, decoded the first time a backward kernel
+/// borrows it (never, in an inference run), then shared by every kernel
+/// that does: one decoding per marker, not one per kernel and use.
+#[derive(Debug)]
+pub(crate) struct FwdMarker {
+    text: Arc<str>,
+    /// The length of its name, when the record carried it
+    /// (`Record::stack_names`).
+    name_len: Option<usize>,
+    decoded: OnceLock<Decoded>,
+}
+
+impl FwdMarker {
+    fn new(text: &str, name_len: Option<usize>) -> FwdMarker {
+        FwdMarker {
+            text: Arc::from(text),
+            name_len,
+            decoded: OnceLock::new(),
+        }
+    }
+
+    /// The marker, decoded on first use (its name taken whole when its
+    /// length is known).
+    fn get(&self) -> &StockMarker<'_> {
+        self.decoded
+            .get_or_init(|| {
+                Decoded::new(Arc::clone(&self.text), |t| match self.name_len {
+                    Some(n) => rprof_model::stock::parse_split(t, n),
+                    None => rprof_model::stock::parse(t),
+                })
+            })
+            .borrow_dependent()
+    }
+}
+
+impl PartialEq for FwdMarker {
+    fn eq(&self, other: &FwdMarker) -> bool {
+        self.text == other.text && self.name_len == other.name_len
+    }
+}
+
+impl Eq for FwdMarker {}
+
 /// One forward marker with a sequence number. A clone shares its parts:
-/// a new marker costs one allocation (its text), and dropping it frees
-/// only that.
+/// a new marker costs its text and its cell, and dropping it frees only
+/// those.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FwdOp {
     /// Its names (shared).
     pub(crate) names: Arc<FwdNames>,
-    /// The marker text.
-    pub(crate) text: Arc<str>,
+    /// The marker, text and decoding (shared).
+    marker: Arc<FwdMarker>,
     /// The marker has `sizes`.
     pub(crate) sized: bool,
-    /// The length of its name, when the record carried it
-    /// (`Record::stack_names`).
-    pub(crate) name_len: Option<usize>,
 }
 
 impl FwdOp {
@@ -59,12 +109,14 @@ impl FwdOp {
         &self.names.op
     }
 
-    /// The marker, its name taken whole when its length is known.
-    pub(crate) fn marker(&self) -> StockMarker<'_> {
-        match self.name_len {
-            Some(n) => rprof_model::stock::parse_split(&self.text, n),
-            None => rprof_model::stock::parse(&self.text),
-        }
+    /// The marker text.
+    pub(crate) fn text(&self) -> &str {
+        &self.marker.text
+    }
+
+    /// The marker, decoded once for every kernel that borrows it.
+    pub(crate) fn marker(&self) -> &StockMarker<'_> {
+        self.marker.get()
     }
 }
 
@@ -187,7 +239,7 @@ impl LargeOps {
     /// Remember `f` (a marker not seen before) as the latest.
     fn add(&mut self, f: FwdOp) {
         self.touch(&f);
-        self.by_text.insert(f.text.clone(), f);
+        self.by_text.insert(Arc::clone(&f.marker.text), f);
     }
 
     /// Make `f` the latest of its groups.
@@ -207,7 +259,7 @@ impl SeqOps {
     /// Make the marker with `text` the latest; false when there is none.
     fn touch_text(&mut self, text: &str) -> bool {
         match self {
-            SeqOps::Small(v) => match v.iter().position(|f| &*f.text == text) {
+            SeqOps::Small(v) => match v.iter().position(|f| f.text() == text) {
                 Some(pos) => {
                     let f = v.remove(pos);
                     v.push(f);
@@ -364,9 +416,8 @@ impl FwdIndex {
         }
         let f = FwdOp {
             names: self.names_of(name, op),
-            text: Arc::from(text),
+            marker: Arc::new(FwdMarker::new(text, name_len)),
             sized,
-            name_len,
         };
         match self.by_seq.get_mut(&seq) {
             Some(ops) => ops.add(f),
@@ -497,6 +548,33 @@ mod tests {
         assert!(f.find(13, "MulBackward0").is_some());
     }
 
+    /// A forward marker is decoded when first borrowed, once: every later
+    /// lookup, and every clone, reads the same decoding, which equals the
+    /// text's.
+    #[test]
+    fn a_marker_is_decoded_once_when_first_borrowed() {
+        let text = "aten::addmm, seq = 4, op_id = 9, sizes = [[2, 3], [3, 5]]";
+        let mut f = FwdIndex::new(4);
+        f.insert(4, "aten::addmm", text, "aten::linear", true, None);
+        let first = f.find(4, "AddmmBackward0").cloned().expect("inserted");
+        assert!(first.marker.decoded.get().is_none(), "decoded before use");
+        let want = rprof_model::stock::parse(text);
+        assert_eq!(*first.marker(), want);
+        assert_eq!(want.sizes, Some(vec![vec![2, 3], vec![3, 5]]));
+        let again = f.find(4, "AddmmBackward0").expect("inserted");
+        assert!(std::ptr::eq(first.marker(), again.marker()));
+        // seen again: the same entry, still decoded
+        f.insert(4, "aten::addmm", text, "aten::linear", true, None);
+        let third = f.find(4, "AddmmBackward0").expect("inserted");
+        assert!(std::ptr::eq(first.marker(), third.marker()));
+        // a name whose length is known is taken whole
+        let odd = "aten::cat, seq = 5, sizes = [[1]]";
+        let mut g = FwdIndex::new(4);
+        g.insert(5, "aten::cat, seq = 5", odd, "x", true, Some(18));
+        let m = g.find(5, "CatBackward0").expect("inserted").marker();
+        assert_eq!(m.name, "aten::cat, seq = 5");
+    }
+
     /// Markers share their names through maps that are cleared at
     /// NAMES_CAP names: across a clear every marker keeps its own name and
     /// op (the pairs are keyed by the addresses of shared names, which
@@ -529,7 +607,7 @@ mod tests {
             let f = index.find(i, &node(i)).expect("inserted");
             assert_eq!(f.name(), name(i));
             assert_eq!(f.op(), op(i), "marker {i}");
-            assert_eq!(&*f.text, format!("{}, seq = {i}", name(i)));
+            assert_eq!(f.text(), format!("{}, seq = {i}", name(i)));
         }
     }
 
@@ -596,7 +674,7 @@ mod tests {
             let node = nodes[next(4) as usize];
             let got = index
                 .find(7, node)
-                .map(|f| (f.text.to_string(), f.op().to_string()));
+                .map(|f| (f.text().to_owned(), f.op().to_owned()));
             let want = plain.find(node).map(|(t, o)| (t.to_owned(), o.to_owned()));
             assert_eq!(got, want, "step {step}");
         }

@@ -480,7 +480,7 @@ impl State {
                     Source::Forward(f.clone()),
                     spec,
                     true,
-                    m.sizes.map(Cow::Owned),
+                    m.sizes.as_deref().map(Cow::Borrowed),
                 )
             }
             (None, Some((i, spec, m)), _) => (
@@ -600,7 +600,7 @@ impl State {
                     .node
                     .and_then(|(i, _, _)| rec.stack.get(i))
                     .map_or("", |t| t);
-                (hash_of(&[node, &f.text]), false)
+                (hash_of(&[node, f.text()]), false)
             }
             Source::None => (hash_iter(rec.stack.iter().map(|t| t.as_ref())), false),
         };
@@ -642,7 +642,7 @@ pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a>
     };
     let m = match &st.source {
         Source::Stack(i) => rec.stack_marker(*i),
-        Source::Forward(f) => Cow::Owned(f.marker()),
+        Source::Forward(f) => Cow::Borrowed(f.marker()),
         Source::None => Cow::Owned(StockMarker::default()),
     };
     let anchor = m.name;
