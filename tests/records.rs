@@ -330,3 +330,43 @@ fn parquet_to_stdout_pipe() {
     assert_eq!(&out.stdout[..4], b"PAR1");
     assert_eq!(&out.stdout[out.stdout.len() - 4..], b"PAR1");
 }
+
+/// Every line `rprof parse` writes, on the fixtures and (when ../shared is
+/// there) the corpus's PyTorch-profiler and NVTX-heavy captures, is read by
+/// the fast reader of our own lines, and it reads the record serde reads
+/// (`--stack full` too, which writes every range's text).
+#[test]
+fn the_fast_reader_takes_every_written_line_and_reads_what_serde_reads() {
+    let mut inputs = vec![
+        fixture("nsys-ai/mfu_2gpu_before.sqlite"),
+        fixture("kineto/alexnet_benchmark_trace.json.gz"),
+        fixture("profiling-lm/net.sql"),
+        fixture("mordred/report1_2021.sqlite"),
+    ];
+    if let Some(c) = crate::util::corpus() {
+        for rel in [
+            "kineto-tbplugin/resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
+            "kineto-hta/trace_diff_control.json.gz",
+            "hta-nccl/nccl_data.json.gz",
+            "mmagic_vsr_v2/net.sqlite",
+        ] {
+            inputs.push(c.join(rel));
+        }
+    }
+    let mut lines = 0;
+    for input in &inputs {
+        for extra in [&[][..], &["--stack", "full"][..]] {
+            let out = run(rprof().arg("parse").arg("-q").args(extra).arg(input));
+            assert!(out.status.success(), "{}", input.display());
+            let text = String::from_utf8(out.stdout).expect("utf-8");
+            for (n, line) in text.lines().enumerate() {
+                let fast = rprof_trace::model::Record::from_written_json(line);
+                let serde: rprof_trace::model::Record<'_> = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{} line {}: {e}", input.display(), n + 1));
+                assert_eq!(fast, Some(serde), "{} line {}", input.display(), n + 1);
+                lines += 1;
+            }
+        }
+    }
+    assert!(lines > 1000, "{lines} lines");
+}

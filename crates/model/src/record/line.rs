@@ -31,7 +31,11 @@ pub fn read_line(line: &str) -> Result<Line<'_>, String> {
             }
             return Ok(Line::Header(h));
         }
-        let mut r: Record<'_> = serde_json::from_str(t).map_err(|e| e.to_string())?;
+        // our own lines by the fast reader, anything else by serde
+        let mut r: Record<'_> = match super::fast::read(t) {
+            Some(r) => r,
+            None => serde_json::from_str(t).map_err(|e| e.to_string())?,
+        };
         if !r.stack_runs.is_empty() {
             let runs = std::mem::take(&mut r.stack_runs);
             crate::stack_form::expand_runs(

@@ -28,6 +28,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 mod dir;
+mod fast;
 mod header;
 mod json;
 mod line;

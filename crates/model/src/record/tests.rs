@@ -61,6 +61,92 @@ fn escape_word_test_is_exact() {
     }
 }
 
+/// The proptest inputs as a record, every field set from them.
+#[allow(clippy::too_many_arguments)]
+fn record_of(
+    strs: &[Cow<'static, str>],
+    lists: &[Vec<Cow<'static, str>>],
+    ints: &[i64],
+    opts: &[Option<i64>],
+    flags: &[bool],
+    tid: u64,
+    pid: Option<u64>,
+    names: Vec<u32>,
+) -> Record<'static> {
+    Record {
+        short_name: strs[0].clone(),
+        duration_ns: ints[0],
+        layer: lists[0].clone(),
+        trace: lists[1].clone(),
+        repr_markers: lists[2].clone(),
+        marker: lists[3].clone(),
+        first_marker: None,
+        seq_marker: lists[4].clone(),
+        seq_id: ints[1..3].to_vec(),
+        sub_seq_id: ints[3],
+        alt_seq_id: ints[4..5].to_vec(),
+        dir: super::Dir::from_text(strs[1].clone()),
+        mod_: lists[5].clone(),
+        op: lists[6].clone(),
+        tid,
+        device: ints[5],
+        stream: ints[6],
+        grid: [ints[7], ints[8], ints[9]],
+        block: [ints[10], ints[11], ints[0]],
+        long_name: strs[2].clone(),
+        start_ns: opts[0],
+        end_ns: opts[1],
+        launch_start_ns: opts[2],
+        launch_end_ns: opts[3],
+        launched: flags[0],
+        api: Some(strs[3].clone()).filter(|_| opts[4].is_some()),
+        pid,
+        correlation: opts[5],
+        context: opts[6],
+        regs: opts[7],
+        static_smem_bytes: opts[8],
+        dynamic_smem_bytes: opts[9],
+        graph_id: opts[10],
+        graph_node_id: opts[0],
+        device_name: Some(strs[4].clone()).filter(|_| opts[1].is_some()),
+        sm_count: opts[2],
+        cc_major: opts[6],
+        cc_minor: opts[7],
+        stack: lists[7].clone(),
+        stack_names: names,
+        stack_stock: Default::default(),
+        domains: lists[0].clone(),
+        stack_runs: ints[2..4].to_vec(),
+        stack_cut: ints[4],
+        stack_cut_bytes: ints[5],
+        bad_time: flags[1],
+        kineto_blocks_per_sm: opts[3].map(|x| x as f64 / 7.0),
+        kineto_warps_per_sm: opts[4].map(|x| x as f64 * 1e-300),
+        kineto_occupancy_pct: opts[5].map(|x| (x % 101) as f64),
+    }
+}
+
+/// What the fast reader's test inserts into a line (or, past the end of
+/// this list, deletes a character).
+const EDITS: [&str; 16] = [
+    " ",
+    "-",
+    "0",
+    "9",
+    ".5",
+    "e1",
+    "\\",
+    "\"",
+    "\u{1}",
+    ",\"x\":1",
+    "null",
+    "}",
+    "[",
+    "]",
+    "\\u00e9",
+    "18446744073709551616",
+];
+
 proptest::proptest! {
     /// The hand-written writer prints what serde_json prints.
     #[test]
@@ -74,62 +160,59 @@ proptest::proptest! {
         pid in proptest::option::of(proptest::num::u64::ANY),
         names in proptest::collection::vec(proptest::num::u32::ANY, 0..4),
     ) {
-        let r = Record {
-            short_name: strs[0].clone(),
-            duration_ns: ints[0],
-            layer: lists[0].clone(),
-            trace: lists[1].clone(),
-            repr_markers: lists[2].clone(),
-            marker: lists[3].clone(),
-            first_marker: None,
-            seq_marker: lists[4].clone(),
-            seq_id: ints[1..3].to_vec(),
-            sub_seq_id: ints[3],
-            alt_seq_id: ints[4..5].to_vec(),
-            dir: super::Dir::from_text(strs[1].clone()),
-            mod_: lists[5].clone(),
-            op: lists[6].clone(),
-            tid,
-            device: ints[5],
-            stream: ints[6],
-            grid: [ints[7], ints[8], ints[9]],
-            block: [ints[10], ints[11], ints[0]],
-            long_name: strs[2].clone(),
-            start_ns: opts[0],
-            end_ns: opts[1],
-            launch_start_ns: opts[2],
-            launch_end_ns: opts[3],
-            launched: flags[0],
-            api: Some(strs[3].clone()).filter(|_| opts[4].is_some()),
-            pid,
-            correlation: opts[5],
-            context: opts[6],
-            regs: opts[7],
-            static_smem_bytes: opts[8],
-            dynamic_smem_bytes: opts[9],
-            graph_id: opts[10],
-            graph_node_id: opts[0],
-            device_name: Some(strs[4].clone()).filter(|_| opts[1].is_some()),
-            sm_count: opts[2],
-            cc_major: opts[6],
-            cc_minor: opts[7],
-            stack: lists[7].clone(),
-            stack_names: names,
-            stack_stock: Default::default(),
-            domains: lists[0].clone(),
-            stack_runs: ints[2..4].to_vec(),
-            stack_cut: ints[4],
-            stack_cut_bytes: ints[5],
-            bad_time: flags[1],
-            kineto_blocks_per_sm: opts[3].map(|x| x as f64 / 7.0),
-            kineto_warps_per_sm: opts[4].map(|x| x as f64 * 1e-300),
-            kineto_occupancy_pct: opts[5].map(|x| (x % 101) as f64),
-        };
+        let r = record_of(&strs, &lists, &ints, &opts, &flags, tid, pid, names);
         let mut ours = Vec::new();
         r.write_json(&mut ours);
         let mut theirs = serde_json::to_vec(&r).unwrap();
         theirs.push(b'\n');
         proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
+    }
+
+    /// The fast reader reads every line the writer writes, as serde does;
+    /// a line edited anywhere it reads as serde does or leaves to serde,
+    /// and never accepts a line serde refuses.
+    #[test]
+    fn fast_reader_reads_what_serde_reads(
+        strs in proptest::collection::vec(arb_cow(), 6),
+        lists in proptest::collection::vec(proptest::collection::vec(arb_cow(), 0..3), 8),
+        ints in proptest::collection::vec(proptest::num::i64::ANY, 12),
+        opts in proptest::collection::vec(proptest::option::of(proptest::num::i64::ANY), 11),
+        flags in proptest::collection::vec(proptest::bool::ANY, 2),
+        tid in proptest::num::u64::ANY,
+        pid in proptest::option::of(proptest::num::u64::ANY),
+        names in proptest::collection::vec(proptest::num::u32::ANY, 0..4),
+        edits in proptest::collection::vec(
+            (proptest::num::usize::ANY, 0..EDITS.len() + 1),
+            1..4,
+        ),
+    ) {
+        let r = record_of(&strs, &lists, &ints, &opts, &flags, tid, pid, names);
+        let mut out = Vec::new();
+        r.write_json(&mut out);
+        let line = String::from_utf8(out).unwrap();
+        let line = line.trim_end_matches('\n');
+        let theirs: Record<'_> = serde_json::from_str(line).unwrap();
+        let fast = super::fast::read(line);
+        proptest::prop_assert_eq!(fast.as_ref(), Some(&theirs));
+        let mut edited = line.to_owned();
+        for (at, what) in edits {
+            let mut at = at % (edited.len() + 1);
+            while !edited.is_char_boundary(at) {
+                at -= 1;
+            }
+            match EDITS.get(what) {
+                Some(text) => edited.insert_str(at, text),
+                None if at < edited.len() => {
+                    edited.remove(at);
+                }
+                None => {}
+            }
+        }
+        let serde: Result<Record<'_>, _> = serde_json::from_str(&edited);
+        if let Some(fast) = super::fast::read(&edited) {
+            let serde = serde.map_err(|e| e.to_string());
+            proptest::prop_assert_eq!(Ok(fast), serde, "{}", edited);
+        }
     }
 }
 
@@ -236,4 +319,96 @@ fn stack_names_from_a_hostile_file() {
     // a length that fits: the name is taken whole
     let m = crate::stock::parse_split(text, text.len());
     assert_eq!((m.name, m.seq), ("ab, seq = 3", None));
+}
+
+/// Values at the edges of what serde reads, in an integer, an optional
+/// integer, an unsigned and a float field, and strings with escapes: the
+/// fast reader takes the line exactly when serde reads it the same way
+/// (hand-listed expectations: which texts it must take), and leaves every
+/// other line to serde.
+#[test]
+fn fast_reader_edge_values() {
+    let base = Record {
+        short_name: "k".into(),
+        duration_ns: 7,
+        regs: Some(8),
+        tid: 9,
+        kineto_occupancy_pct: Some(0.5),
+        ..Record::default()
+    };
+    let mut out = Vec::new();
+    base.write_json(&mut out);
+    let line = String::from_utf8(out).unwrap();
+    let line = line.trim_end();
+    // (field as written, replacement, the fast reader must take it)
+    let cases: &[(&str, &str, bool)] = &[
+        ("\"kDuration\":7", "12", true),
+        ("\"kDuration\":7", "-3", true),
+        ("\"kDuration\":7", "0", true),
+        ("\"kDuration\":7", "-9223372036854775808", true),
+        ("\"kDuration\":7", "9223372036854775807", true),
+        ("\"kDuration\":7", "9223372036854775808", false),
+        ("\"kDuration\":7", "-9223372036854775809", false),
+        ("\"kDuration\":7", "-0", false),
+        ("\"kDuration\":7", "07", false),
+        ("\"kDuration\":7", "7.0", false),
+        ("\"kDuration\":7", "7e0", false),
+        ("\"kDuration\":7", "7E0", false),
+        ("\"kDuration\":7", " 7", false),
+        ("\"kDuration\":7", "+7", false),
+        ("\"kDuration\":7", "null", false),
+        ("\"regs\":8", "null", true),
+        ("\"regs\":8", "-0", false),
+        ("\"regs\":8", "1.5", false),
+        ("\"tid\":9", "18446744073709551615", true),
+        ("\"tid\":9", "18446744073709551616", false),
+        ("\"tid\":9", "-1", false),
+        ("\"kinetoOccupancy\":0.5", "3", true),
+        ("\"kinetoOccupancy\":0.5", "-0", true),
+        ("\"kinetoOccupancy\":0.5", "1e-400", true),
+        ("\"kinetoOccupancy\":0.5", "0.30000000000000004", true),
+        ("\"kinetoOccupancy\":0.5", "+1", false),
+        ("\"kinetoOccupancy\":0.5", "1.", false),
+        (
+            "\"kShortName\":\"k\"",
+            "\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\"",
+            true,
+        ),
+        ("\"kShortName\":\"k\"", "\"a\\x\"", false),
+        ("\"kShortName\":\"k\"", "\"a\\ud800\"", false),
+        ("\"kShortName\":\"k\"", "\"a\u{1}b\"", false),
+        ("\"kShortName\":\"k\"", "\"a\u{7f}é\"", true),
+        ("\"kShortName\":\"k\"", "\"a\\\\\"", true),
+    ];
+    for &(field, value, taken) in cases {
+        let key = field.split(':').next().unwrap();
+        assert!(line.contains(field), "{field}");
+        let edited = line.replace(field, &format!("{key}:{value}"));
+        let serde: Result<Record<'_>, _> = serde_json::from_str(&edited);
+        let fast = super::fast::read(&edited);
+        assert_eq!(fast.is_some(), taken, "{field} -> {value}");
+        if let Some(fast) = fast {
+            assert_eq!(Ok(fast), serde.map_err(|e| e.to_string()), "{value}");
+        }
+    }
+    // keys in another order, an unknown key, a missing key: serde's
+    let swapped = line.replacen(
+        "\"kShortName\":\"k\",\"kDuration\":7",
+        "\"kDuration\":7,\"kShortName\":\"k\"",
+        1,
+    );
+    assert!(super::fast::read(&swapped).is_none());
+    assert_eq!(
+        serde_json::from_str::<Record<'_>>(&swapped).ok(),
+        Some(base.clone())
+    );
+    let extra = line.replacen('}', ",\"new\":1}", 1);
+    assert!(super::fast::read(&extra).is_none());
+    let missing = line.replacen(",\"badTime\":false", "", 1);
+    assert!(super::fast::read(&missing).is_none());
+    for tail in ["x", "}", " ", ","] {
+        let trailing = format!("{line}{tail}");
+        assert!(super::fast::read(&trailing).is_none(), "{tail:?}");
+    }
+    assert_eq!(super::fast::read(line), Some(base));
 }

@@ -1,0 +1,366 @@
+//! The hand-written reader of the JSON lines [`Record::write_json`] writes.
+//!
+//! Hand-written because reading records is half of `rprof prof`'s time on a
+//! record file, and serde's derived reader pays per key for not knowing
+//! their order (matching each key's name, then the value's type). Our
+//! writer always writes the same keys in the same order, without spaces,
+//! so this reader expects exactly that and reads each value in place. The
+//! moment a line differs in anything (another order, a missing or extra
+//! key, spaces, a number serde would refuse or read differently, a string
+//! serde would refuse) it gives up and serde reads the line, so that what
+//! a line means, and every error message, stays serde's. A test checks on
+//! random records, and on every record of the corpus, that both readers
+//! give the same record.
+
+use std::borrow::Cow;
+
+use super::json::word_needs_escape;
+use super::{Dir, Record};
+
+/// A line's bytes and the reading position.
+struct Cursor<'a> {
+    s: &'a str,
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn bytes(&self) -> &'a [u8] {
+        self.s.as_bytes()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.i).copied()
+    }
+
+    /// Step over `lit` (a key with its quotes and colon, say).
+    fn lit(&mut self, lit: &str) -> Option<()> {
+        let end = self.i.checked_add(lit.len())?;
+        (self.bytes().get(self.i..end)? == lit.as_bytes()).then(|| self.i = end)
+    }
+
+    /// `,"key":`.
+    fn key(&mut self, key: &str) -> Option<()> {
+        self.lit(",\"")?;
+        self.lit(key)?;
+        self.lit("\":")
+    }
+
+    /// `null` (true) or not (false, nothing read).
+    fn null(&mut self) -> bool {
+        self.lit("null").is_some()
+    }
+
+    /// A string, borrowed from the line when it has no escapes. A string
+    /// with escapes is decoded by serde_json (rare: names with quotes or
+    /// backslashes); one with a raw control character is serde's to refuse.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.lit("\"")?;
+        let b = self.bytes();
+        let start = self.i;
+        let mut i = start;
+        loop {
+            // eight clean bytes at a time (most text has nothing to escape)
+            if let Some(chunk) = b.get(i..i + 8) {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(chunk);
+                if !word_needs_escape(u64::from_le_bytes(w)) {
+                    i += 8;
+                    continue;
+                }
+            }
+            match *b.get(i)? {
+                b'"' => {
+                    self.i = i + 1;
+                    return self.s.get(start..i).map(Cow::Borrowed);
+                }
+                b'\\' => return self.escaped(start),
+                c if c < 0x20 => return None,
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// The rest of a string that holds an escape, from `start` (just after
+    /// its opening quote), decoded by serde_json.
+    fn escaped(&mut self, start: usize) -> Option<Cow<'a, str>> {
+        let b = self.bytes();
+        let mut i = start;
+        loop {
+            match *b.get(i)? {
+                b'\\' => i += 2,
+                b'"' => break,
+                _ => i += 1,
+            }
+        }
+        let text: String = serde_json::from_str(self.s.get(start - 1..=i)?).ok()?;
+        self.i = i + 1;
+        Some(Cow::Owned(text))
+    }
+
+    /// The digits of an integer as serde_json reads one for an integer
+    /// field: no leading zero, no fraction, no exponent (serde refuses
+    /// those, or reads them otherwise); `None` on overflow.
+    fn digits(&mut self) -> Option<u64> {
+        let b = self.bytes();
+        let start = self.i;
+        let mut v: u64 = 0;
+        while let Some(&c) = b.get(self.i).filter(|c| c.is_ascii_digit()) {
+            v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+            self.i += 1;
+        }
+        let len = self.i - start;
+        let leading_zero = len > 1 && b.get(start) == Some(&b'0');
+        let float = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
+        (len > 0 && !leading_zero && !float).then_some(v)
+    }
+
+    fn uint(&mut self) -> Option<u64> {
+        self.digits()
+    }
+
+    fn int(&mut self) -> Option<i64> {
+        if self.lit("-").is_some() {
+            // serde_json reads `-0` as a float, which an integer field
+            // refuses; down to i64::MIN, whose magnitude i64 cannot hold
+            let v = self.digits().filter(|&v| v != 0)?;
+            0i64.checked_sub_unsigned(v)
+        } else {
+            i64::try_from(self.digits()?).ok()
+        }
+    }
+
+    fn opt_int(&mut self) -> Option<Option<i64>> {
+        if self.null() {
+            Some(None)
+        } else {
+            self.int().map(Some)
+        }
+    }
+
+    fn opt_uint(&mut self) -> Option<Option<u64>> {
+        if self.null() {
+            Some(None)
+        } else {
+            self.uint().map(Some)
+        }
+    }
+
+    fn opt_str(&mut self) -> Option<Option<Cow<'a, str>>> {
+        if self.null() {
+            Some(None)
+        } else {
+            self.string().map(Some)
+        }
+    }
+
+    /// A float, read by serde_json itself from the number's text (its
+    /// rounding is what a record file means).
+    fn opt_float(&mut self) -> Option<Option<f64>> {
+        if self.null() {
+            return Some(None);
+        }
+        let b = self.bytes();
+        let start = self.i;
+        while b
+            .get(self.i)
+            .is_some_and(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+        {
+            self.i += 1;
+        }
+        serde_json::from_str(self.s.get(start..self.i)?)
+            .ok()
+            .map(Some)
+    }
+
+    fn bool(&mut self) -> Option<bool> {
+        if self.lit("true").is_some() {
+            Some(true)
+        } else {
+            self.lit("false").map(|()| false)
+        }
+    }
+
+    /// `[item,item,…]`.
+    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        self.lit("[")?;
+        let mut out = Vec::new();
+        if self.lit("]").is_some() {
+            return Some(out);
+        }
+        loop {
+            out.push(item(self)?);
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(out);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn strs(&mut self, key: &str) -> Option<Vec<Cow<'a, str>>> {
+        self.key(key)?;
+        self.list(Self::string)
+    }
+
+    fn ints(&mut self, key: &str) -> Option<Vec<i64>> {
+        self.key(key)?;
+        self.list(Self::int)
+    }
+
+    fn three(&mut self, key: &str) -> Option<[i64; 3]> {
+        self.ints(key)?.try_into().ok()
+    }
+}
+
+impl<'a> Record<'a> {
+    /// The record of a line exactly as [`Record::write_json`] writes it
+    /// (without its newline), or `None` when the line is anything else:
+    /// [`read_line`](super::read_line) reads every line, taking this way
+    /// first.
+    pub fn from_written_json(line: &'a str) -> Option<Record<'a>> {
+        read(line)
+    }
+}
+
+/// [`Record::from_written_json`].
+pub(super) fn read(line: &str) -> Option<Record<'_>> {
+    let c = &mut Cursor { s: line, i: 0 };
+    c.lit("{\"kShortName\":")?;
+    let short_name = c.string()?;
+    c.key("kDuration")?;
+    let duration_ns = c.int()?;
+    let layer = c.strs("layer")?;
+    let trace = c.strs("trace")?;
+    let repr_markers = c.strs("reprMarkers")?;
+    let marker = c.strs("marker")?;
+    let seq_marker = c.strs("seqMarker")?;
+    let seq_id = c.ints("seqId")?;
+    c.key("subSeqId")?;
+    let sub_seq_id = c.int()?;
+    let alt_seq_id = c.ints("altSeqId")?;
+    c.key("dir")?;
+    let dir = Dir::from_text(c.string()?);
+    let mod_ = c.strs("mod")?;
+    let op = c.strs("op")?;
+    c.key("tid")?;
+    let tid = c.uint()?;
+    c.key("device")?;
+    let device = c.int()?;
+    c.key("stream")?;
+    let stream = c.int()?;
+    let grid = c.three("grid")?;
+    let block = c.three("block")?;
+    c.key("kLongName")?;
+    let long_name = c.string()?;
+    c.key("kStart")?;
+    let start_ns = c.opt_int()?;
+    c.key("kEnd")?;
+    let end_ns = c.opt_int()?;
+    c.key("rStart")?;
+    let launch_start_ns = c.opt_int()?;
+    c.key("rEnd")?;
+    let launch_end_ns = c.opt_int()?;
+    c.key("launched")?;
+    let launched = c.bool()?;
+    c.key("api")?;
+    let api = c.opt_str()?;
+    c.key("pid")?;
+    let pid = c.opt_uint()?;
+    c.key("corrId")?;
+    let correlation = c.opt_int()?;
+    c.key("context")?;
+    let context = c.opt_int()?;
+    c.key("regs")?;
+    let regs = c.opt_int()?;
+    c.key("smemStatic")?;
+    let static_smem_bytes = c.opt_int()?;
+    c.key("smemDynamic")?;
+    let dynamic_smem_bytes = c.opt_int()?;
+    c.key("graphId")?;
+    let graph_id = c.opt_int()?;
+    c.key("graphNodeId")?;
+    let graph_node_id = c.opt_int()?;
+    c.key("deviceName")?;
+    let device_name = c.opt_str()?;
+    c.key("smCount")?;
+    let sm_count = c.opt_int()?;
+    c.key("ccMajor")?;
+    let cc_major = c.opt_int()?;
+    c.key("ccMinor")?;
+    let cc_minor = c.opt_int()?;
+    let stack = c.strs("stack")?;
+    let domains = c.strs("domains")?;
+    let stack_runs = c.ints("stackRuns")?;
+    c.key("stackNames")?;
+    let stack_names = c.list(|c| u32::try_from(c.uint()?).ok())?;
+    c.key("stackCut")?;
+    let stack_cut = c.int()?;
+    c.key("stackCutBytes")?;
+    let stack_cut_bytes = c.int()?;
+    c.key("badTime")?;
+    let bad_time = c.bool()?;
+    c.key("kinetoBlocksPerSm")?;
+    let kineto_blocks_per_sm = c.opt_float()?;
+    c.key("kinetoWarpsPerSm")?;
+    let kineto_warps_per_sm = c.opt_float()?;
+    c.key("kinetoOccupancy")?;
+    let kineto_occupancy_pct = c.opt_float()?;
+    c.lit("}")?;
+    if c.i != line.len() {
+        return None;
+    }
+    Some(Record {
+        short_name,
+        duration_ns,
+        layer,
+        trace,
+        repr_markers,
+        marker,
+        first_marker: None,
+        seq_marker,
+        seq_id,
+        sub_seq_id,
+        alt_seq_id,
+        dir,
+        mod_,
+        op,
+        tid,
+        device,
+        stream,
+        grid,
+        block,
+        long_name,
+        start_ns,
+        end_ns,
+        launch_start_ns,
+        launch_end_ns,
+        launched,
+        api,
+        pid,
+        correlation,
+        context,
+        regs,
+        static_smem_bytes,
+        dynamic_smem_bytes,
+        graph_id,
+        graph_node_id,
+        device_name,
+        sm_count,
+        cc_major,
+        cc_minor,
+        stack,
+        domains,
+        stack_runs,
+        stack_names,
+        stack_stock: super::StackStock::default(),
+        stack_cut,
+        stack_cut_bytes,
+        bad_time,
+        kineto_blocks_per_sm,
+        kineto_warps_per_sm,
+        kineto_occupancy_pct,
+    })
+}
