@@ -748,6 +748,57 @@ fn compat_message_has_no_rust_debug_text() {
     assert!(!stderr(&o).contains("Some("), "{}", stderr(&o));
 }
 
+/// Rowids claiming far more rows than the file holds (one kernel, API call
+/// and NVTX row numbered 199,999,999): the vectors sized by the largest
+/// rowid are refused by the allocator under a 3 GiB cap (the kernels' alone
+/// would be 33 GB), and every command reads on with the same answers as on
+/// the file numbered densely. Before, the refused allocation aborted.
+#[test]
+fn rowids_claiming_millions_of_rows_do_not_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy(
+        dir.path(),
+        "nsys-ai/mfu_2gpu_before.sqlite",
+        "rowids.sqlite",
+    );
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        for t in [
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            "CUPTI_ACTIVITY_KIND_RUNTIME",
+            "NVTX_EVENTS",
+        ] {
+            let n = c
+                .execute(
+                    &format!(
+                        "UPDATE {t} SET rowid = 199999999 WHERE rowid = (SELECT max(rowid) FROM {t})"
+                    ),
+                    [],
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{t}");
+        }
+    }
+    let odd = p.to_str().unwrap();
+    let dense = fixture("nsys-ai/mfu_2gpu_before.sqlite");
+    for cmd in [
+        &["summary", "-q"][..],
+        &["parse", "-q"],
+        &["steps", "-q"],
+        &["idle", "-q"],
+        &["stats", "-q", "--report", "cuda_gpu_kern_sum"],
+        &["stats", "-q", "--report", "nvtx_sum"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push(odd);
+        let o = run_limited(&args, 3 << 10, 120);
+        assert_clean_exit(&o, 0);
+        let want = run(rprof().args(cmd).arg(&dense));
+        let got = stdout(&o).replace(odd, &dense.display().to_string());
+        assert_eq!(got, stdout(&want), "{cmd:?}");
+    }
+}
+
 // ---- 8. paths --------------------------------------------------------------
 
 #[test]

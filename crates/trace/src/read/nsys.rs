@@ -439,7 +439,7 @@ fn scan_kernels(
     capacity: usize,
     stats: &mut ReadStats,
 ) -> Result<(Vec<Kernel>, u64)> {
-    let mut kernels = Vec::with_capacity(capacity);
+    let mut kernels = with_room(capacity);
     let mut row_no = 0u64;
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(sql)?;
@@ -504,6 +504,20 @@ pub(crate) fn row_count_hint(db: &Db, table: &str) -> usize {
         .map_or(0, |n| n.clamp(0, 200_000_000) as usize)
 }
 
+/// An empty vector with room for `n` items (a [`row_count_hint`]) when
+/// the allocator grants it. A file's rowids can claim far more rows than
+/// it holds (one row numbered 199,999,999 asked for 33 GB of kernels, and
+/// the refused allocation aborted the process); the vector then starts
+/// empty and grows as rows come.
+pub(crate) fn with_room<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    // refused: `v` stays empty, and pushing grows it
+    if v.try_reserve_exact(n).is_err() {
+        return Vec::new();
+    }
+    v
+}
+
 /// Strip CUPTI's `_vNNNN` version suffix: `cudaLaunchKernel_v7000` →
 /// `cudaLaunchKernel`.
 pub(crate) fn api_base_name(name: &str) -> (&str, bool) {
@@ -517,13 +531,52 @@ pub(crate) fn api_base_name(name: &str) -> (&str, bool) {
 }
 
 /// One row of the CUDA API table, as read (what the join needs of it).
+/// Packed (48 bytes, not the 64 of three `Option<i64>`): a large capture
+/// holds millions of rows at once while the NVTX table is read beside them.
 #[derive(Clone, Copy)]
 struct RuntimeRow {
-    start: Option<i64>,
-    end: Option<i64>,
+    start: i64,
+    end: i64,
     gtid: u64,
     corr: i64,
-    name_id: Option<i64>,
+    name_id: i64,
+    /// [`TIMED`] and [`NAMED`].
+    has: u8,
+}
+
+/// [`RuntimeRow::has`]: the row has both a start and an end.
+const TIMED: u8 = 1;
+/// [`RuntimeRow::has`]: the row has a name id.
+const NAMED: u8 = 2;
+
+impl RuntimeRow {
+    fn new(
+        start: Option<i64>,
+        end: Option<i64>,
+        gtid: u64,
+        corr: i64,
+        name_id: Option<i64>,
+    ) -> RuntimeRow {
+        let times = start.zip(end);
+        RuntimeRow {
+            start: times.map_or(0, |t| t.0),
+            end: times.map_or(0, |t| t.1),
+            gtid,
+            corr,
+            name_id: name_id.unwrap_or(0),
+            has: if times.is_some() { TIMED } else { 0 }
+                | if name_id.is_some() { NAMED } else { 0 },
+        }
+    }
+
+    /// Start and end, when the row has both (a call needs both).
+    fn times(&self) -> Option<(i64, i64)> {
+        (self.has & TIMED != 0).then_some((self.start, self.end))
+    }
+
+    fn name_id(&self) -> Option<i64> {
+        (self.has & NAMED != 0).then_some(self.name_id)
+    }
 }
 
 /// The API table's query: its rows of calls (not the CUDA backtrace rows
@@ -559,13 +612,13 @@ fn runtime_rows(db: &Db, sql: &str, mut each: impl FnMut(RuntimeRow)) -> rusqlit
         let (Some(corr), Some(gtid)) = (int_at(r, 3)?, int_at(r, 2)?) else {
             continue;
         };
-        each(RuntimeRow {
-            start: int_at(r, 0)?,
-            end: int_at(r, 1)?,
-            gtid: gtid as u64,
+        each(RuntimeRow::new(
+            int_at(r, 0)?,
+            int_at(r, 1)?,
+            gtid as u64,
             corr,
-            name_id: int_at(r, 4)?,
-        });
+            int_at(r, 4)?,
+        ));
     }
     Ok(())
 }
@@ -575,7 +628,10 @@ fn runtime_rows(db: &Db, sql: &str, mut each: impl FnMut(RuntimeRow)) -> rusqlit
 fn read_runtime_rows(path: &std::path::Path, table: &str) -> Result<(Vec<RuntimeRow>, bool)> {
     let db = Db::open(path)?;
     let (sql, has_class) = runtime_query(&db, table)?;
-    let mut out = Vec::new();
+    // sized once by the largest rowid: doubling would leave up to half
+    // of a vector of millions of rows unused (and hold both copies while
+    // it moves)
+    let mut out = with_room(row_count_hint(&db, table));
     runtime_rows(&db, &sql, |r| out.push(r))
         .map_err(|e| db.err(format!("reading table {table}"), e))?;
     Ok((out, has_class))
@@ -619,7 +675,7 @@ fn read_launches(
     let mut api_names: HashMap<i64, (StrRef, bool, ApiKind)> = HashMap::default();
     // a call that launched a wanted kernel, copy or set fills its slot
     let mut fill = |slot: Option<u32>, row: &RuntimeRow, api: Option<StrRef>, versioned: bool| {
-        let (Some(slot), Some(start), Some(end)) = (slot, row.start, row.end) else {
+        let (Some(slot), Some((start, end))) = (slot, row.times()) else {
             return;
         };
         let launch = Launch {
@@ -648,7 +704,7 @@ fn read_launches(
             let mut unnamed: Option<(StrRef, ApiKind)> = None;
             let mut last = None;
             for r in &rows {
-                let named = match r.name_id {
+                let named = match r.name_id() {
                     // consecutive rows often call the same function
                     Some(id) if last == Some(id) => true,
                     Some(id) => {
@@ -658,7 +714,7 @@ fn read_launches(
                     }
                     None => false,
                 };
-                if !named && unnamed.is_none() && r.start.is_some() && r.end.is_some() {
+                if !named && unnamed.is_none() && r.times().is_some() {
                     let n = strings.push("<unknown API>");
                     unnamed = Some((n, ApiKind::classify(strings.get(n))));
                 }
@@ -668,7 +724,7 @@ fn read_launches(
                 let calls = s.spawn(|| every_call(&rows, names, unnamed, has_class));
                 for r in &rows {
                     let slot = want.get(r.gtid & PID_MASK, r.corr);
-                    match r.name_id.and_then(|id| names.get(&id)) {
+                    match r.name_id().and_then(|id| names.get(&id)) {
                         Some(&(api, versioned, _)) => fill(slot, r, Some(api), versioned),
                         None => fill(slot, r, None, false),
                     }
@@ -692,12 +748,12 @@ fn read_launches(
                     return;
                 }
                 // the call's name, once per row (and its kind, once per name)
-                let (api, versioned, kind) = match row.name_id {
+                let (api, versioned, kind) = match row.name_id() {
                     Some(id) => api_name_of(id, &mut api_names, strings),
                     None => (None, false, None),
                 };
                 if let Some(all) = all.as_deref_mut()
-                    && let (Some(start), Some(end)) = (row.start, row.end)
+                    && let Some((start, end)) = row.times()
                 {
                     let (name, kind) = match (api, kind) {
                         (Some(n), Some(k)) => (n, k),
@@ -798,10 +854,10 @@ fn every_call(
     let mut all = Vec::with_capacity(rows.len());
     let mut versioned_all = Vec::with_capacity(if has_class { 0 } else { rows.len() });
     for r in rows {
-        let (Some(start), Some(end)) = (r.start, r.end) else {
+        let Some((start, end)) = r.times() else {
             continue;
         };
-        let (name, kind, versioned) = match r.name_id.and_then(|id| names.get(&id)) {
+        let (name, kind, versioned) = match r.name_id().and_then(|id| names.get(&id)) {
             Some(&(name, versioned, kind)) => (name, kind, versioned),
             // interned by the caller whenever such a row exists
             None => match unnamed {
@@ -828,12 +884,25 @@ fn every_call(
     all
 }
 
-/// The order of `Trace::api_calls`: by start, thread, correlation id (a
-/// stable sort: rows equal in all three keep their order in the table, so
-/// the order does not depend on the number of threads).
+/// The order of `Trace::api_calls`: by start, thread, correlation id, then
+/// end, name and kind, so that only calls equal in every field tie (and
+/// such calls cannot be told apart): the order does not depend on the
+/// number of threads. An unstable sort in place: a stable one kept a
+/// scratch copy of the list (75 MB at 1 M kernels) beside the rest of the
+/// read, and calls equal in the first three keys (never seen in a real
+/// capture) were left in table order, which nothing relies on.
 fn sort_calls(all: &mut [ApiCall]) {
     use rayon::slice::ParallelSliceMut;
-    all.par_sort_by_key(|c| (c.start_ns, c.thread, c.correlation));
+    all.par_sort_unstable_by_key(|c| {
+        (
+            c.start_ns,
+            c.thread,
+            c.correlation,
+            c.end_ns,
+            c.name,
+            c.kind,
+        )
+    });
 }
 
 /// Exports without `eventClass` (≤ 2020.x) repeat a call as a CUDA
@@ -1084,7 +1153,7 @@ fn read_nvtx_raw(
     };
     let mut raw = NvtxRaw {
         pool: StrPool::new(),
-        ranges: Vec::with_capacity(match rowids {
+        ranges: with_room(match rowids {
             None => row_count_hint(&db, table),
             // a half reads into its room; the list takes what overflows
             Some(_) => 0,
@@ -1425,8 +1494,7 @@ mod tests {
     /// The calls made beside the launch join: every row with times, named
     /// from the interned names (or the unknown name), backtrace duplicates
     /// of exports without `eventClass` dropped (the versioned row kept),
-    /// by start, thread and correlation id; rows equal in all three keep
-    /// their table order.
+    /// by start, thread and correlation id, then end and name.
     #[test]
     fn every_call_names_dedupes_and_orders() {
         let (launch, launch_plain, sync, unknown) = (StrRef(1), StrRef(2), StrRef(3), StrRef(9));
@@ -1434,12 +1502,8 @@ mod tests {
         names.insert(10, (launch, true, ApiKind::Launch));
         names.insert(11, (launch_plain, false, ApiKind::Launch));
         names.insert(12, (sync, false, ApiKind::Sync));
-        let row = |start, gtid, corr, name_id| RuntimeRow {
-            start: Some(start),
-            end: Some(start + 1),
-            gtid,
-            corr,
-            name_id,
+        let row = |start, gtid, corr, name_id| {
+            RuntimeRow::new(Some(start), Some(start + 1), gtid, corr, name_id)
         };
         let rows = vec![
             row(50, 7, 2, Some(12)),
@@ -1447,13 +1511,11 @@ mod tests {
             row(30, 7, 1, Some(11)),
             row(30, 7, 1, Some(10)),
             row(20, 8, 5, None),
-            RuntimeRow {
-                end: None,
-                ..row(10, 7, 3, Some(12))
-            },
-            // equal in every key: table order kept
+            RuntimeRow::new(Some(10), None, 7, 3, Some(12)),
+            // equal in start, thread and correlation id: by end, then name
             row(40, 8, 6, Some(12)),
             row(40, 8, 6, Some(11)),
+            RuntimeRow::new(Some(40), Some(39), 8, 6, Some(12)),
         ];
         let key = |c: &ApiCall| (c.start_ns, c.thread, c.correlation, c.name);
         let unknown_kind = ApiKind::classify("<unknown API>");
@@ -1472,16 +1534,24 @@ mod tests {
                 (50, 7, 2, sync),
             ]
         );
-        // with eventClass, no row is a duplicate
+        // with eventClass, no row is a duplicate; ties by end, then name
+        // (`launch` is interned before `launch_plain`, which is before `sync`)
+        let ends = |has_class| -> Vec<_> {
+            every_call(&rows, &names, Some((unknown, unknown_kind)), has_class)
+                .iter()
+                .map(|c| (key(c), c.end_ns))
+                .collect()
+        };
         assert_eq!(
-            calls(true),
+            ends(true),
             vec![
-                (20, 8, 5, unknown),
-                (30, 7, 1, launch_plain),
-                (30, 7, 1, launch),
-                (40, 8, 6, sync),
-                (40, 8, 6, launch_plain),
-                (50, 7, 2, sync),
+                ((20, 8, 5, unknown), 21),
+                ((30, 7, 1, launch), 31),
+                ((30, 7, 1, launch_plain), 31),
+                ((40, 8, 6, sync), 39),
+                ((40, 8, 6, launch_plain), 41),
+                ((40, 8, 6, sync), 41),
+                ((50, 7, 2, sync), 51),
             ]
         );
     }

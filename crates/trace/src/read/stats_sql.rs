@@ -390,8 +390,8 @@ fn scan_kernels(db: &Db, strings: &FileStrings, unknown: u32, launch: bool) -> R
     }
     let (list, _) = db.select_list(&table, &cols, &["start", "end"])?;
     let hint = crate::read::nsys::row_count_hint(db, &table);
-    let mut out = Vec::with_capacity(hint);
-    let mut launches = Vec::with_capacity(if launch { hint } else { 0 });
+    let mut out = crate::read::nsys::with_room(hint);
+    let mut launches = crate::read::nsys::with_room(if launch { hint } else { 0 });
     let mut nulls = 0u64;
     let mut unnamed = 0u64;
     let mut row = 0u64;
@@ -664,7 +664,7 @@ fn scan_api(db: &Db, strings: &FileStrings) -> Result<ApiScan> {
     let mut nulls = 0u64;
     let mut backtrace = 0u64;
     let mut pending: Vec<PendingCall> =
-        Vec::with_capacity(crate::read::nsys::row_count_hint(db, &table));
+        crate::read::nsys::with_room(crate::read::nsys::row_count_hint(db, &table));
     each_row(
         db,
         &format!("table {table}"),
