@@ -91,6 +91,9 @@ impl StrPool {
         // start a new block so that the first string of `other` does not
         // look like a continuation of our last block
         self.blocks.extend(other.blocks);
+        // exactly: doubling a list of millions of ends would leave up to
+        // its size again unused for the trace's life
+        self.ends.reserve_exact(other.ends.len());
         self.ends.extend(
             other
                 .ends
