@@ -45,8 +45,8 @@ pub use interval::Intervals;
 pub use job::{ClockOrigin, DistInfo, RankCandidate, RankId, RankSource, assign_ranks};
 pub use mempool::{MemPoolEvent, PoolOp};
 pub use record::{
-    DICT_MINOR, DICT_VERSION, Dir, Direction, Header, Line, Record, StackStock, read_line,
-    read_sidecar, sidecar_path,
+    DICT_MINOR, DICT_VERSION, Dir, Direction, Header, Line, Record, StackStock, push_json_str,
+    read_line, read_sidecar, sidecar_path,
 };
 pub use stack_form::{StackForm, StackMode};
 pub use stats::{GroupBy, Stats, WeightedMean, median_of_sorted, percentile_of_sorted};

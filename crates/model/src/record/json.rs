@@ -121,6 +121,55 @@ pub(super) fn word_needs_escape(w: u64) -> bool {
     (control | quote | backslash) != 0
 }
 
+/// Append `s` to `out` as a JSON string (quoted), escaped exactly as
+/// serde_json escapes it: the hand-written writers (records, the Chrome
+/// trace) share it. Eight clean bytes are skipped at a time.
+pub fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // skip eight clean bytes at a time (most text has no escapes)
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            if !word_needs_escape(u64::from_le_bytes(w)) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        if ESCAPE[b as usize] {
+            out.extend_from_slice(&bytes[start..i]);
+            escape(out, b);
+            start = i + 1;
+        }
+        i += 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// The escape of byte `b` (one of [`ESCAPE`]), as serde_json writes it.
+fn escape(out: &mut Vec<u8>, b: u8) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+        }
+    }
+}
+
 struct JsonWriter<'o> {
     out: &'o mut Vec<u8>,
 }
@@ -142,48 +191,7 @@ impl JsonWriter<'_> {
 
     /// A JSON string, escaped as serde_json escapes it.
     fn str(&mut self, s: &str) {
-        let bytes = s.as_bytes();
-        self.out.push(b'"');
-        let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            // skip eight clean bytes at a time (most text has no escapes)
-            if let Some(chunk) = bytes.get(i..i + 8) {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(chunk);
-                if !word_needs_escape(u64::from_le_bytes(w)) {
-                    i += 8;
-                    continue;
-                }
-            }
-            let b = bytes[i];
-            if ESCAPE[b as usize] {
-                self.out.extend_from_slice(&bytes[start..i]);
-                self.escape(b);
-                start = i + 1;
-            }
-            i += 1;
-        }
-        self.out.extend_from_slice(&bytes[start..]);
-        self.out.push(b'"');
-    }
-
-    fn escape(&mut self, b: u8) {
-        match b {
-            b'"' => self.out.extend_from_slice(b"\\\""),
-            b'\\' => self.out.extend_from_slice(b"\\\\"),
-            b'\n' => self.out.extend_from_slice(b"\\n"),
-            b'\r' => self.out.extend_from_slice(b"\\r"),
-            b'\t' => self.out.extend_from_slice(b"\\t"),
-            0x08 => self.out.extend_from_slice(b"\\b"),
-            0x0c => self.out.extend_from_slice(b"\\f"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                self.out.extend_from_slice(b"\\u00");
-                self.out.push(HEX[(b >> 4) as usize]);
-                self.out.push(HEX[(b & 0xf) as usize]);
-            }
-        }
+        push_json_str(self.out, s);
     }
 
     fn key(&mut self, key: &str) {

@@ -38,6 +38,7 @@ mod tests;
 
 pub use dir::{Dir, Direction};
 pub use header::{DICT_MINOR, DICT_VERSION, Header, read_sidecar, sidecar_path};
+pub use json::push_json_str;
 pub use line::{Line, read_line};
 
 /// One GPU kernel.
