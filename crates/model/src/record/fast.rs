@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::json::word_needs_escape;
+use super::json::skip_clean_words;
 use super::{Dir, Record};
 
 /// A line's bytes and the reading position.
@@ -59,15 +59,7 @@ impl<'a> Cursor<'a> {
         let start = self.i;
         let mut i = start;
         loop {
-            // eight clean bytes at a time (most text has nothing to escape)
-            if let Some(chunk) = b.get(i..i + 8) {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(chunk);
-                if !word_needs_escape(u64::from_le_bytes(w)) {
-                    i += 8;
-                    continue;
-                }
-            }
+            i = skip_clean_words(b, i);
             match *b.get(i)? {
                 b'"' => {
                     self.i = i + 1;

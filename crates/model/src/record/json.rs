@@ -107,6 +107,21 @@ pub(super) const ESCAPE: [bool; 256] = {
     t
 };
 
+/// From `i`, past every run of eight bytes none of which needs escaping
+/// (most text has no escapes): the index of the first word that holds one,
+/// or of the last few bytes.
+pub(super) fn skip_clean_words(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        if word_needs_escape(u64::from_le_bytes(w)) {
+            break;
+        }
+        i += 8;
+    }
+    i
+}
+
 /// True if any of the eight bytes is below 0x20, `"` or `\\` (bit tricks
 /// from "Bit Twiddling Hacks": a byte below n sets its high bit in
 /// `(x - n·0x01…) & !x & 0x80…`, exactly for n ≤ 128).
@@ -129,17 +144,11 @@ pub fn push_json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let mut start = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        // skip eight clean bytes at a time (most text has no escapes)
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            if !word_needs_escape(u64::from_le_bytes(w)) {
-                i += 8;
-                continue;
-            }
-        }
-        let b = bytes[i];
+    loop {
+        i = skip_clean_words(bytes, i);
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         if ESCAPE[b as usize] {
             out.extend_from_slice(&bytes[start..i]);
             escape(out, b);

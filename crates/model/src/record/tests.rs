@@ -126,6 +126,29 @@ fn record_of(
     }
 }
 
+/// A record with every field drawn (strings with escapes, any integers,
+/// optional fields present or not).
+fn arb_record() -> impl proptest::strategy::Strategy<Value = Record<'static>> {
+    use proptest::prelude::*;
+    (
+        (
+            proptest::collection::vec(arb_cow(), 6),
+            proptest::collection::vec(proptest::collection::vec(arb_cow(), 0..3), 8),
+            proptest::collection::vec(proptest::num::i64::ANY, 12),
+            proptest::collection::vec(proptest::option::of(proptest::num::i64::ANY), 11),
+        ),
+        (
+            proptest::collection::vec(proptest::bool::ANY, 2),
+            proptest::num::u64::ANY,
+            proptest::option::of(proptest::num::u64::ANY),
+            proptest::collection::vec(proptest::num::u32::ANY, 0..4),
+        ),
+    )
+        .prop_map(|((strs, lists, ints, opts), (flags, tid, pid, names))| {
+            record_of(&strs, &lists, &ints, &opts, &flags, tid, pid, names)
+        })
+}
+
 /// What the fast reader's test inserts into a line (or, past the end of
 /// this list, deletes a character).
 const EDITS: [&str; 16] = [
@@ -151,16 +174,8 @@ proptest::proptest! {
     /// The hand-written writer prints what serde_json prints.
     #[test]
     fn write_json_equals_serde(
-        strs in proptest::collection::vec(arb_cow(), 6),
-        lists in proptest::collection::vec(proptest::collection::vec(arb_cow(), 0..3), 8),
-        ints in proptest::collection::vec(proptest::num::i64::ANY, 12),
-        opts in proptest::collection::vec(proptest::option::of(proptest::num::i64::ANY), 11),
-        flags in proptest::collection::vec(proptest::bool::ANY, 2),
-        tid in proptest::num::u64::ANY,
-        pid in proptest::option::of(proptest::num::u64::ANY),
-        names in proptest::collection::vec(proptest::num::u32::ANY, 0..4),
+        r in arb_record(),
     ) {
-        let r = record_of(&strs, &lists, &ints, &opts, &flags, tid, pid, names);
         let mut ours = Vec::new();
         r.write_json(&mut ours);
         let mut theirs = serde_json::to_vec(&r).unwrap();
@@ -173,20 +188,12 @@ proptest::proptest! {
     /// and never accepts a line serde refuses.
     #[test]
     fn fast_reader_reads_what_serde_reads(
-        strs in proptest::collection::vec(arb_cow(), 6),
-        lists in proptest::collection::vec(proptest::collection::vec(arb_cow(), 0..3), 8),
-        ints in proptest::collection::vec(proptest::num::i64::ANY, 12),
-        opts in proptest::collection::vec(proptest::option::of(proptest::num::i64::ANY), 11),
-        flags in proptest::collection::vec(proptest::bool::ANY, 2),
-        tid in proptest::num::u64::ANY,
-        pid in proptest::option::of(proptest::num::u64::ANY),
-        names in proptest::collection::vec(proptest::num::u32::ANY, 0..4),
+        r in arb_record(),
         edits in proptest::collection::vec(
             (proptest::num::usize::ANY, 0..EDITS.len() + 1),
             1..4,
         ),
     ) {
-        let r = record_of(&strs, &lists, &ints, &opts, &flags, tid, pid, names);
         let mut out = Vec::new();
         r.write_json(&mut out);
         let line = String::from_utf8(out).unwrap();
