@@ -121,6 +121,11 @@ impl<W: Write> ChromeWriter<W> {
         if self.buf.len() >= SPILL {
             self.w.write_all(&self.buf)?;
             self.buf.clear();
+            // a buffer a long event enlarged (a range's text of megabytes)
+            // is not kept for the rest of the trace
+            if self.buf.capacity() > 16 * SPILL {
+                self.buf = Vec::with_capacity(SPILL + 4096);
+            }
         }
         if self.first {
             self.first = false;
