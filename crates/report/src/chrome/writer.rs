@@ -81,7 +81,7 @@ pub struct Counts {
 ///
 /// Events are written into a buffer of our own with `itoa` and the
 /// records' string escaper, and the buffer goes to `W` in pieces of about
-/// [`SPILL`] bytes: hand-written because an export is a gigabyte of
+/// 64 KiB: hand-written because an export is a gigabyte of
 /// small fields, and `write!` with a `Write` call per field was a fifth
 /// of `export`'s time.
 #[derive(Debug)]
