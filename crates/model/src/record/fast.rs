@@ -121,27 +121,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn opt_int(&mut self) -> Option<Option<i64>> {
+    /// `null`, or what `value` reads.
+    fn opt<T>(&mut self, value: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.null() {
             Some(None)
         } else {
-            self.int().map(Some)
-        }
-    }
-
-    fn opt_uint(&mut self) -> Option<Option<u64>> {
-        if self.null() {
-            Some(None)
-        } else {
-            self.uint().map(Some)
-        }
-    }
-
-    fn opt_str(&mut self) -> Option<Option<Cow<'a, str>>> {
-        if self.null() {
-            Some(None)
-        } else {
-            self.string().map(Some)
+            value(self).map(Some)
         }
     }
 
@@ -248,41 +233,41 @@ pub(super) fn read(line: &str) -> Option<Record<'_>> {
     c.key("kLongName")?;
     let long_name = c.string()?;
     c.key("kStart")?;
-    let start_ns = c.opt_int()?;
+    let start_ns = c.opt(Cursor::int)?;
     c.key("kEnd")?;
-    let end_ns = c.opt_int()?;
+    let end_ns = c.opt(Cursor::int)?;
     c.key("rStart")?;
-    let launch_start_ns = c.opt_int()?;
+    let launch_start_ns = c.opt(Cursor::int)?;
     c.key("rEnd")?;
-    let launch_end_ns = c.opt_int()?;
+    let launch_end_ns = c.opt(Cursor::int)?;
     c.key("launched")?;
     let launched = c.bool()?;
     c.key("api")?;
-    let api = c.opt_str()?;
+    let api = c.opt(Cursor::string)?;
     c.key("pid")?;
-    let pid = c.opt_uint()?;
+    let pid = c.opt(Cursor::uint)?;
     c.key("corrId")?;
-    let correlation = c.opt_int()?;
+    let correlation = c.opt(Cursor::int)?;
     c.key("context")?;
-    let context = c.opt_int()?;
+    let context = c.opt(Cursor::int)?;
     c.key("regs")?;
-    let regs = c.opt_int()?;
+    let regs = c.opt(Cursor::int)?;
     c.key("smemStatic")?;
-    let static_smem_bytes = c.opt_int()?;
+    let static_smem_bytes = c.opt(Cursor::int)?;
     c.key("smemDynamic")?;
-    let dynamic_smem_bytes = c.opt_int()?;
+    let dynamic_smem_bytes = c.opt(Cursor::int)?;
     c.key("graphId")?;
-    let graph_id = c.opt_int()?;
+    let graph_id = c.opt(Cursor::int)?;
     c.key("graphNodeId")?;
-    let graph_node_id = c.opt_int()?;
+    let graph_node_id = c.opt(Cursor::int)?;
     c.key("deviceName")?;
-    let device_name = c.opt_str()?;
+    let device_name = c.opt(Cursor::string)?;
     c.key("smCount")?;
-    let sm_count = c.opt_int()?;
+    let sm_count = c.opt(Cursor::int)?;
     c.key("ccMajor")?;
-    let cc_major = c.opt_int()?;
+    let cc_major = c.opt(Cursor::int)?;
     c.key("ccMinor")?;
-    let cc_minor = c.opt_int()?;
+    let cc_minor = c.opt(Cursor::int)?;
     let stack = c.strs("stack")?;
     let domains = c.strs("domains")?;
     let stack_runs = c.ints("stackRuns")?;
