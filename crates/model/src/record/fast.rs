@@ -92,7 +92,7 @@ impl<'a> Cursor<'a> {
     /// The digits of an integer as serde_json reads one for an integer
     /// field: no leading zero, no fraction, no exponent (serde refuses
     /// those, or reads them otherwise); `None` on overflow.
-    fn digits(&mut self) -> Option<u64> {
+    fn uint(&mut self) -> Option<u64> {
         let b = self.bytes();
         let start = self.i;
         let mut v: u64 = 0;
@@ -106,18 +106,14 @@ impl<'a> Cursor<'a> {
         (len > 0 && !leading_zero && !float).then_some(v)
     }
 
-    fn uint(&mut self) -> Option<u64> {
-        self.digits()
-    }
-
     fn int(&mut self) -> Option<i64> {
         if self.lit("-").is_some() {
             // serde_json reads `-0` as a float, which an integer field
             // refuses; down to i64::MIN, whose magnitude i64 cannot hold
-            let v = self.digits().filter(|&v| v != 0)?;
+            let v = self.uint().filter(|&v| v != 0)?;
             0i64.checked_sub_unsigned(v)
         } else {
-            i64::try_from(self.digits()?).ok()
+            i64::try_from(self.uint()?).ok()
         }
     }
 
