@@ -73,3 +73,15 @@ fn attribute_sweep_64_threads(bencher: Bencher, launches: usize) {
         .with_inputs(|| rs.clone())
         .bench_local_refs(|r| attribute(divan::black_box(&ls), r));
 }
+
+/// [`rprof_trace::attribute::attribute_used`] (what `parse` runs): the
+/// ranges that enclose no launch are found and dropped, then the rest
+/// attributed.
+#[divan::bench(args = [1_000_000], sample_count = 10)]
+fn attribute_used_sweep(bencher: Bencher, launches: usize) {
+    let (ls, rs) = synth(launches, 2);
+    bencher
+        .counter(ItemsCount::new(launches))
+        .with_inputs(|| rs.clone())
+        .bench_local_refs(|r| rprof_trace::attribute::attribute_used(divan::black_box(&ls), r));
+}

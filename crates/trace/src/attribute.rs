@@ -148,14 +148,18 @@ fn drop_unused(launches: &[Launch], ranges: &mut Vec<Range>) -> u64 {
             _ => end,
         };
     }
-    let keep: Vec<bool> = ranges
-        .par_iter()
-        .map(|r| {
-            // the first call of the thread that starts after the range
-            let j = calls.partition_point(|&(t, s, _)| (t, s) <= (r.thread, r.start_ns));
-            calls.get(j).is_some_and(|c| c.0 == r.thread) && least_end[j] < r.end_ns
-        })
-        .collect();
+    let mut keep = vec![false; ranges.len()];
+    keep.par_chunks_mut(KEEP_CHUNK)
+        .zip(ranges.par_chunks(KEEP_CHUNK))
+        .for_each(|(keep, ranges)| {
+            let mut hints = Hints::default();
+            for (k, r) in keep.iter_mut().zip(ranges) {
+                // the first call of the thread that starts after the range
+                let key = (r.thread, r.start_ns);
+                let j = hints.search(&calls, key);
+                *k = calls.get(j).is_some_and(|c| c.0 == r.thread) && least_end[j] < r.end_ns;
+            }
+        });
     drop((calls, least_end));
     let before = ranges.len();
     let mut flags = keep.iter();
@@ -163,6 +167,91 @@ fn drop_unused(launches: &[Launch], ranges: &mut Vec<Range>) -> u64 {
     // the dropped ranges' memory is returned, not kept as spare capacity
     ranges.shrink_to_fit();
     (before - ranges.len()) as u64
+}
+
+/// Ranges per piece of [`drop_unused`]'s parallel search.
+const KEEP_CHUNK: usize = 1 << 14;
+
+/// Where the last searches of a few threads ended, to search near there
+/// first. Ranges come in table order, which is near time order (nsys
+/// writes a range when it closes), so the next range of a thread usually
+/// finds its call a few places from the last one's: a galloping search
+/// from there reads a few cached entries where a binary search over the
+/// whole list of calls misses the cache about ten times.
+#[derive(Default)]
+struct Hints {
+    /// (thread, position), most recently used first.
+    last: [(u64, usize); 4],
+    used: usize,
+}
+
+impl Hints {
+    /// The first position of `calls` (sorted by (thread, start, end)) whose
+    /// (thread, start) is past `key`: `partition_point`'s answer.
+    fn search(&mut self, calls: &[(u64, i64, i64)], key: (u64, i64)) -> usize {
+        let before = |i: usize| (calls[i].0, calls[i].1) <= key;
+        let slot = self.last[..self.used].iter().position(|&(t, _)| t == key.0);
+        let j = match slot {
+            Some(h) => gallop(calls.len(), self.last[h].1, before),
+            None => calls.partition_point(|&(t, s, _)| (t, s) <= key),
+        };
+        // move (or put) the thread first
+        let end = slot.unwrap_or(self.used.min(self.last.len() - 1));
+        self.last.copy_within(0..end, 1);
+        self.last[0] = (key.0, j);
+        self.used = (self.used + usize::from(slot.is_none())).min(self.last.len());
+        j
+    }
+}
+
+/// `partition_point` over `0..n` for a predicate true on a prefix,
+/// starting from the guess `from`: steps of 1, 2, 4, … away from it until
+/// the answer is bracketed, then a binary search within the bracket.
+fn gallop(n: usize, from: usize, before: impl Fn(usize) -> bool) -> usize {
+    let from = from.min(n);
+    // the answer lies in lo..=hi
+    let (mut lo, mut hi);
+    if from < n && before(from) {
+        // forwards: the answer is past `from`
+        lo = from + 1;
+        let mut step = 1;
+        loop {
+            let probe = from.saturating_add(step);
+            if probe >= n {
+                hi = n;
+                break;
+            }
+            if !before(probe) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+            step *= 2;
+        }
+    } else {
+        // backwards: the answer is at or before `from`
+        hi = from;
+        lo = 0;
+        let mut step = 1;
+        while step <= from {
+            let probe = from - step;
+            if before(probe) {
+                lo = probe + 1;
+                break;
+            }
+            hi = probe;
+            step *= 2;
+        }
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Sort `ranges` in place into attribution order (per thread, outermost
@@ -266,7 +355,25 @@ fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
             }
             let range = base + next as u32;
             next += 1;
+            if by_end.is_none() {
+                // an open range that ended before this one starts encloses
+                // no call from here on (the current call starts later
+                // still): closing it now keeps a later sibling from
+                // looking like a crossing range, which would send the
+                // whole thread down the slower path
+                while active.last().is_some_and(|&(end, _)| end <= r.start_ns) {
+                    active.pop();
+                    prefix_node.pop();
+                }
+            }
             if by_end.is_none() && active.last().is_some_and(|&(end, _)| r.end_ns > end) {
+                // of the nodes made so far only the open ranges' can be
+                // reached again: a popped range encloses no later call
+                for &n in &prefix_node {
+                    if let Some(&(range, parent)) = st.nodes.get(n as usize) {
+                        index.insert((parent, range), n);
+                    }
+                }
                 by_end = Some(active.drain(..).collect());
                 prefix_node.clear();
             }
@@ -275,10 +382,13 @@ fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
                     set.insert((r.end_ns, range));
                 }
                 None => {
+                    // a range is opened once, so its node is new: no
+                    // lookup (the index is filled only if the thread's
+                    // ranges turn out not to nest)
                     let parent = prefix_node.last().copied().unwrap_or(ROOT);
                     active.push((r.end_ns, range));
-                    let node = st.intern(&mut index, parent, range);
-                    prefix_node.push(node);
+                    st.nodes.push((range, parent));
+                    prefix_node.push(st.nodes.len() as u32 - 1);
                 }
             }
         }
@@ -455,6 +565,26 @@ mod tests {
         }
     }
 
+    /// Siblings with no call between them (most ranges of a PyTorch run
+    /// enclose no launch) still nest: each range is made a node when it
+    /// opens, on the nested path (the end-ordered set makes nodes only for
+    /// the lists that calls need, so a sibling mistaken for a crossing
+    /// range leaves the later ranges without nodes of their own).
+    #[test]
+    fn siblings_without_calls_stay_nested() {
+        let n = 1000i64;
+        // an outer range, then n siblings inside it, ten ns apart; one
+        // call inside the last sibling
+        let mut ranges = vec![range(1, 0, 100 * n, 0)];
+        ranges.extend((0..n).map(|i| range(1, 1 + 10 * i, 6 + 10 * i, 1 + i as u32)));
+        let last = 10 * (n - 1);
+        let launches = vec![launch(1, last + 2, last + 3)];
+        let e = attribute(&launches, &mut ranges);
+        assert_eq!(e.node_count(), n as usize + 1);
+        let texts: Vec<u32> = e.of(0).iter().map(|&r| ranges[r as usize].text.0).collect();
+        assert_eq!(texts, vec![0, n as u32]);
+    }
+
     /// N open ranges that overlap N launches and enclose none (the
     /// launches overlap each other and outlast every range): no list is
     /// stored, and every launch is answered from the end-ordered set.
@@ -479,6 +609,26 @@ mod tests {
             .map(|&r| ranges[r as usize].text.0)
             .collect();
         assert_eq!(texts, (0..n as u32).collect::<Vec<_>>());
+    }
+
+    proptest! {
+        /// The searches from remembered places answer as `partition_point`
+        /// does, for any order of keys and any number of threads.
+        #[test]
+        fn hinted_search_is_partition_point(
+            mut calls in prop::collection::vec((0u64..6, 0i64..100, 0i64..100), 0..80),
+            keys in prop::collection::vec((0u64..7, -5i64..110), 0..120),
+            from in 0usize..100,
+        ) {
+            calls.sort_unstable();
+            let mut hints = Hints::default();
+            for &key in &keys {
+                let want = calls.partition_point(|&(t, s, _)| (t, s) <= key);
+                prop_assert_eq!(hints.search(&calls, key), want);
+                let before = |i: usize| (calls[i].0, calls[i].1) <= key;
+                prop_assert_eq!(gallop(calls.len(), from, before), want);
+            }
+        }
     }
 
     proptest! {
@@ -524,6 +674,12 @@ mod tests {
             let e = attribute(&launches, &mut sorted);
             for (got, want) in texts_of(&e, &sorted, &want, &ranges) {
                 prop_assert_eq!(got, want);
+            }
+            // every stack is made once: no two nodes are the same range on
+            // the same parent, also after a thread's ranges stop nesting
+            let mut seen = std::collections::HashSet::new();
+            for &node in &e.nodes {
+                prop_assert!(seen.insert(node), "node {:?} made twice", node);
             }
         }
     }
