@@ -4,9 +4,13 @@
 //! PyProf scans every kernel read so far, newest first, for the last
 //! `fprop` kernel whose `seqId` holds the sequence id, then does the same
 //! over `altSeqId`. Here two maps from sequence id to the latest such
-//! kernel answer the same question in O(1) without keeping the kernels.
+//! kernel answer the same question in O(log n) without keeping the
+//! kernels. The maps are ordered, not hashed: sequence ids mostly rise,
+//! so an ordered map inserts at its edge, in nodes that stay in cache,
+//! where a hash table of a million ids takes a cache miss per kernel.
 
-use std::collections::hash_map::Entry;
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
@@ -34,11 +38,11 @@ pub struct Fprop {
     pub trace: Vec<String>,
 }
 
-/// Sequence id → latest forward kernel.
+/// Sequence id → latest forward kernel (ordered maps: see the module).
 #[derive(Debug, Default)]
 pub struct FpropIndex {
-    by_seq: FastMap<i64, Arc<Fprop>>,
-    by_alt: FastMap<i64, Arc<Fprop>>,
+    by_seq: BTreeMap<i64, Arc<Fprop>>,
+    by_alt: BTreeMap<i64, Arc<Fprop>>,
     /// The last entry made; consecutive kernels of one op share it.
     last: Option<Arc<Fprop>>,
     /// Entries by the hash of their contents: kernels of the same op in

@@ -323,7 +323,11 @@ impl SeqOps {
 /// Sequence number → the forward markers seen with it.
 #[derive(Debug)]
 pub(crate) struct FwdIndex {
-    by_seq: FastMap<i64, SeqOps>,
+    /// Ordered, not hashed: numbers mostly rise, and the oldest leave
+    /// first, so inserts and evictions work at the map's two edges, whose
+    /// nodes stay in cache (a hash table of 65 536 numbers missed the
+    /// cache on both).
+    by_seq: std::collections::BTreeMap<i64, SeqOps>,
     order: VecDeque<i64>,
     cap: usize,
     /// Name → (the shared name, its normalised form): a run has few
@@ -347,7 +351,7 @@ impl Default for FwdIndex {
 impl FwdIndex {
     pub(crate) fn new(cap: usize) -> FwdIndex {
         FwdIndex {
-            by_seq: FastMap::default(),
+            by_seq: std::collections::BTreeMap::new(),
             order: VecDeque::new(),
             cap: cap.max(1),
             names: FastMap::default(),
