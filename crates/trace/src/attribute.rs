@@ -14,8 +14,10 @@
 //! same N nested ranges cost O(N) memory, not O(N²) (a real capture wraps
 //! every kernel in 702 nested markers). While the open ranges of a thread
 //! are properly nested (each ends no later than the one around it), the
-//! ranges enclosing a launch are a prefix of them, found by binary search;
-//! once they are not, the open ranges are kept ordered by end. Either way a
+//! ranges enclosing a launch are a prefix of them, found by binary search
+//! (a range that ended before the next one opens is closed first, so
+//! siblings nest too); once they are not, the open ranges are kept
+//! ordered by end. Either way a
 //! launch costs O(log n) plus its own enclosing ranges when they are not
 //! already a shared prefix: N open ranges overlapping N launches that
 //! enclose none cost O(N log N), not O(N²).
