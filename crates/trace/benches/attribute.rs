@@ -55,23 +55,30 @@ pub fn synth(launches: usize, threads: u64) -> (Vec<Launch>, Vec<Range>) {
     (ls, rs)
 }
 
-#[divan::bench(args = [10_000, 100_000, 1_000_000], sample_count = 10)]
-fn attribute_sweep(bencher: Bencher, launches: usize) {
-    let (ls, rs) = synth(launches, 2);
+/// Time `f` over `launches` launches on `threads` threads (a fresh copy of
+/// the ranges per run: `f` sorts or drops them).
+fn sweep<R>(
+    bencher: Bencher,
+    launches: usize,
+    threads: u64,
+    f: impl Fn(&[Launch], &mut Vec<Range>) -> R + Sync,
+) {
+    let (ls, rs) = synth(launches, threads);
     bencher
         .counter(ItemsCount::new(launches))
         .with_inputs(|| rs.clone())
-        .bench_local_refs(|r| attribute(divan::black_box(&ls), r));
+        .bench_local_refs(|r| f(divan::black_box(&ls), r));
+}
+
+#[divan::bench(args = [10_000, 100_000, 1_000_000], sample_count = 10)]
+fn attribute_sweep(bencher: Bencher, launches: usize) {
+    sweep(bencher, launches, 2, |ls, r| attribute(ls, r));
 }
 
 /// Many threads (data-loader style): the per-thread groups run in parallel.
 #[divan::bench(args = [100_000], sample_count = 10)]
 fn attribute_sweep_64_threads(bencher: Bencher, launches: usize) {
-    let (ls, rs) = synth(launches, 64);
-    bencher
-        .counter(ItemsCount::new(launches))
-        .with_inputs(|| rs.clone())
-        .bench_local_refs(|r| attribute(divan::black_box(&ls), r));
+    sweep(bencher, launches, 64, |ls, r| attribute(ls, r));
 }
 
 /// [`rprof_trace::attribute::attribute_used`] (what `parse` runs): the
@@ -79,9 +86,5 @@ fn attribute_sweep_64_threads(bencher: Bencher, launches: usize) {
 /// attributed.
 #[divan::bench(args = [1_000_000], sample_count = 10)]
 fn attribute_used_sweep(bencher: Bencher, launches: usize) {
-    let (ls, rs) = synth(launches, 2);
-    bencher
-        .counter(ItemsCount::new(launches))
-        .with_inputs(|| rs.clone())
-        .bench_local_refs(|r| rprof_trace::attribute::attribute_used(divan::black_box(&ls), r));
+    sweep(bencher, launches, 2, rprof_trace::attribute::attribute_used);
 }
