@@ -294,7 +294,7 @@ fn step_window(
     n: u64,
 ) -> anyhow::Result<Window> {
     let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
-        .map(|l| enclosing.of(l).last().copied())
+        .map(|l| enclosing.innermost(l))
         .collect();
     let file = input::spool::name(&trace.path);
     chrome::step_window(trace, &innermost, n).map_err(|e| anyhow!("{file}: {e}"))

@@ -126,8 +126,14 @@ impl OutputArgs {
 
 /// Read a profile with API calls, copies and sets, ranges on every thread
 /// (and sync records when `syncs`), then find the innermost range
-/// enclosing each launch call.
-pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec<Option<u32>>)> {
+/// enclosing each launch call (when `innermost`; else the list is empty
+/// and the ranges are only put in attribution order).
+pub fn load(
+    file: &Path,
+    syncs: bool,
+    innermost: bool,
+    quiet: bool,
+) -> anyhow::Result<(Trace, Vec<Option<u32>>)> {
     let file = &crate::input::profile_arg(file)?;
     let path = match Input::detect(Some(file))? {
         Input::Profile(p) => p,
@@ -162,12 +168,18 @@ pub fn load(file: &Path, syncs: bool, quiet: bool) -> anyhow::Result<(Trace, Vec
     )?;
     drop(reading);
     crate::input::as_given(&mut trace);
-    let attributing = crate::progress::Phase::spinner(on, "attributing launch calls to ranges");
-    let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
-    drop(attributing);
-    let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
-        .map(|l| enclosing.of(l).last().copied())
-        .collect();
+    let innermost: Vec<Option<u32>> = if innermost {
+        let attributing = crate::progress::Phase::spinner(on, "attributing launch calls to ranges");
+        let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+        drop(attributing);
+        (0..trace.launches.len() as u32)
+            .map(|l| enclosing.innermost(l))
+            .collect()
+    } else {
+        // the ranges are numbered as the attributing views number them
+        rprof_trace::attribute::sort_ranges(&mut trace.ranges);
+        Vec::new()
+    };
     if !quiet {
         crate::diag::print(&crate::diag::trace_summary(&trace));
     }

@@ -188,7 +188,7 @@ fn one_profile(
                 || rprof_report::mem::compute(&trace, rprof_report::mem::MemOptions::default()),
                 || {
                     let innermost: Vec<Option<u32>> = (0..trace.launches.len() as u32)
-                        .map(|l| enclosing.of(l).last().copied())
+                        .map(|l| enclosing.innermost(l))
                         .collect();
                     rprof_report::steps::compute(
                         &trace,

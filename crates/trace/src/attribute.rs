@@ -256,6 +256,15 @@ fn gallop(n: usize, from: usize, before: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
+/// Sort `ranges` in place into the order [`attribute`] leaves them in (per
+/// thread, outermost first: start, then end descending, then text handle),
+/// for a view that numbers ranges as the attributing views do without
+/// needing the lists.
+pub fn sort_ranges(ranges: &mut [Range]) {
+    ranges
+        .par_sort_unstable_by_key(|r| (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.text));
+}
+
 /// Sort `ranges` in place into attribution order (per thread, outermost
 /// first: start, then end descending, then text handle, i.e. file order),
 /// then attribute every
@@ -263,8 +272,7 @@ fn gallop(n: usize, from: usize, before: impl Fn(usize) -> bool) -> usize {
 /// sorted `ranges`. Sorting in place costs no memory beyond the ranges
 /// themselves, which matters at tens of millions of ranges.
 pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
-    ranges
-        .par_sort_unstable_by_key(|r| (r.thread, r.start_ns, std::cmp::Reverse(r.end_ns), r.text));
+    sort_ranges(ranges);
     let rs: &[Range] = ranges;
     let mut ls: Vec<Entry> = launches
         .iter()
@@ -676,6 +684,10 @@ mod tests {
             let e = attribute(&launches, &mut sorted);
             for (got, want) in texts_of(&e, &sorted, &want, &ranges) {
                 prop_assert_eq!(got, want);
+            }
+            // the innermost range is the last of the list
+            for l in 0..launches.len() as u32 {
+                prop_assert_eq!(e.innermost(l), e.of(l).last().copied());
             }
             // every stack is made once: no two nodes are the same range on
             // the same parent, also after a thread's ranges stop nesting
