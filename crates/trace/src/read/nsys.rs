@@ -90,15 +90,10 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
 
     let producer = producer(db);
     let mut kernels = match db.resolve("CUPTI_ACTIVITY_KIND_KERNEL") {
-        // (in halves when no NVTX read runs beside it, which keeps the
-        // other core busy otherwise)
-        Some(t) => read_kernels(
-            db,
-            &t,
-            &mut strings,
-            &mut stats,
-            opts.no_ranges.then_some(KERNEL_SPLIT_ROWS),
-        )?,
+        // (in halves: when the NVTX halves are read beside it they end
+        // first, and the kernels' second half keeps the other core busy
+        // while this thread reads on)
+        Some(t) => read_kernels(db, &t, &mut strings, &mut stats, Some(KERNEL_SPLIT_ROWS))?,
         None => {
             notes.push(
                 "no kernel table (CUPTI_ACTIVITY_KIND_KERNEL): the capture traced no CUDA kernels"
@@ -424,8 +419,7 @@ fn read_kernels(
 }
 
 /// Kernel tables of at least this many rows (by rowid) are read in two
-/// halves when no NVTX read runs beside the kernels' (see
-/// [`read_kernels`]).
+/// halves (see [`read_kernels`]).
 const KERNEL_SPLIT_ROWS: usize = 1 << 18;
 
 /// The kernels of the rows `sql` selects, `row` numbered from 0 in scan
