@@ -31,3 +31,4 @@ mod stats;
 mod stats_many_rows;
 mod stock;
 mod summary;
+mod table;

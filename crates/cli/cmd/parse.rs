@@ -7,7 +7,6 @@ use anyhow::{Context, bail};
 use rayon::prelude::*;
 use rprof_trace::attribute;
 use rprof_trace::build::{self, BuildOptions};
-use rprof_trace::model::Record;
 use rprof_trace::model::{DICT_MINOR, DICT_VERSION, Header};
 use rprof_trace::read::{self, ReadOptions};
 
@@ -97,9 +96,10 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
     let mut w = out::create(args.output.as_deref(), &[given, path])?;
     let progress = Phase::bar(on, trace.kernels.len() as u64, "writing records", false);
     let format = args.format;
-    // the next chunk's records are built on a second thread while this
-    // one serializes and writes the chunk before
-    let built = build::build_overlapped(
+    // the next chunk of the table is built on a second thread while this
+    // one writes the chunk before; JSON lines are written straight from
+    // the table, without making records
+    let built = build::build_tables_overlapped(
         &trace,
         &enclosing,
         BuildOptions {
@@ -108,15 +108,17 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<()> {
             // records written are read back from their text
             typed_stock: false,
         },
-        |_| (),
-        |records, ()| {
+        |table| {
             // a thousand records at a time, in parallel parts: the bytes
             // held before they are written stay bounded however long the
             // records are (at most 1024 × --stack-bytes of stacks)
-            for part in records.chunks(1024).flat_map(|sub| serialize(sub, format)) {
-                w.write_all(&part)?;
+            for start in (0..table.len()).step_by(1024) {
+                let rows = start..(start + 1024).min(table.len());
+                for part in serialize(table, rows, format) {
+                    w.write_all(&part)?;
+                }
             }
-            progress.inc(records.len() as u64);
+            progress.inc(table.len() as u64);
             anyhow::Ok(())
         },
     );
@@ -211,19 +213,25 @@ fn report(args: &ParseArgs, trace: &rprof_trace::model::Trace, built: &build::Bu
     }
 }
 
-/// Serialize a chunk in parallel, in parts to be written in order: the
-/// bytes are the same for any number of threads.
-fn serialize(records: &[Record<'_>], format: Format) -> Vec<Vec<u8>> {
-    records
-        .par_chunks(128)
-        .map(|part| {
+/// Serialize rows `rows` of a chunk in parallel, in parts to be written in
+/// order: the bytes are the same for any number of threads.
+fn serialize(
+    table: &build::Table<'_>,
+    rows: std::ops::Range<usize>,
+    format: Format,
+) -> Vec<Vec<u8>> {
+    let starts: Vec<usize> = rows.clone().step_by(128).collect();
+    starts
+        .par_iter()
+        .map(|&start| {
+            let part = start..(start + 128).min(rows.end);
             let mut buf = Vec::with_capacity(part.len() * 1024);
-            let mut s = String::new();
-            for r in part {
-                match format {
-                    Format::Json => r.write_json(&mut buf),
-                    Format::Parquet => {}
-                    Format::Pydict => {
+            match format {
+                Format::Json => table.write_json(part, &mut buf),
+                Format::Parquet => {}
+                Format::Pydict => {
+                    let mut s = String::new();
+                    for r in part.filter_map(|i| table.record(i)) {
                         s.clear();
                         r.write_pydict(&mut s);
                         buf.extend_from_slice(s.as_bytes());

@@ -45,10 +45,11 @@ pub use interval::Intervals;
 pub use job::{ClockOrigin, DistInfo, RankCandidate, RankId, RankSource, assign_ranks};
 pub use mempool::{MemPoolEvent, PoolOp};
 pub use record::{
-    DICT_MINOR, DICT_VERSION, Dir, Direction, Header, Line, Record, StackStock, push_json_str,
-    read_line, read_sidecar, sidecar_path,
+    DICT_MINOR, DICT_VERSION, Dir, Direction, Header, Line, Record, Shared, StackJson, StackStock,
+    push_json_str, read_line, read_sidecar, sidecar_path, write_markers_json, write_ops_json,
+    write_seq_json, write_stack_json,
 };
-pub use stack_form::{StackForm, StackMode};
+pub use stack_form::{Shaped, StackForm, StackMode};
 pub use stats::{GroupBy, Stats, WeightedMean, median_of_sorted, percentile_of_sorted};
 pub use stats_data::{
     ApiRow, GpuKernel, GpuMemOp, KernelLaunch, NameId, Names, NvtxRow, OsrtRow, RangeStyle,

@@ -88,6 +88,15 @@ impl Enclosing {
         self.nodes.get(n as usize).map(|&(r, _)| r)
     }
 
+    /// The stack node of launch `launch`'s list (`None`: no range encloses
+    /// it). Launches with the same node have the same list.
+    pub fn node(&self, launch: u32) -> Option<u32> {
+        self.launch_node
+            .get(launch as usize)
+            .copied()
+            .filter(|&n| n != ROOT)
+    }
+
     /// Number of launches covered.
     pub fn len(&self) -> usize {
         self.launch_node.len()

@@ -16,9 +16,14 @@ use crate::error::Error;
 use crate::markers::{self, Classified};
 use crate::model::StrRef;
 use crate::model::stock;
-use crate::model::{Dir, Record, StackStock};
 use crate::model::{Kernel, Source, Trace};
+use crate::model::{Record, StackStock};
 use crate::sequence::SeqState;
+
+mod table;
+
+pub use table::Table;
+use table::{NameMap, Names};
 
 /// Kernels per chunk: bounds memory, keeps the parallel part busy.
 pub const CHUNK: usize = 4 * 1024;
@@ -85,14 +90,8 @@ impl BuildStats {
     }
 }
 
-struct Names {
-    long: String,
-    short: String,
-    failed: bool,
-}
-
 /// Kernel names, demangled once per distinct name.
-fn names(trace: &Trace, compat: bool) -> HashMap<(StrRef, Option<StrRef>), Names> {
+fn names(trace: &Trace, compat: bool) -> NameMap {
     let mut keys: Vec<(StrRef, Option<StrRef>)> = trace
         .kernels
         .iter()
@@ -123,9 +122,16 @@ fn names(trace: &Trace, compat: bool) -> HashMap<(StrRef, Option<StrRef>), Names
             } else {
                 demangle::short_name(&long)
             };
+            let json = |t: &str| {
+                let mut b = Vec::with_capacity(t.len() + 2);
+                crate::model::push_json_str(&mut b, t);
+                b.into_boxed_slice()
+            };
             (
                 (name, mangled),
                 Names {
+                    long_json: json(&long),
+                    short_json: json(&short),
                     long,
                     short,
                     failed,
@@ -170,7 +176,17 @@ pub fn build<E: From<Error>>(
     opts: BuildOptions,
     mut emit: impl FnMut(&[Record<'_>]) -> std::result::Result<(), E>,
 ) -> std::result::Result<BuildStats, E> {
-    build_with(trace, enclosing, opts, false, |_| (), |recs, ()| emit(recs))
+    build_with(
+        trace,
+        enclosing,
+        opts,
+        Stages {
+            overlap: false,
+            records: true,
+        },
+        |_| (),
+        |c, ()| emit(&c.records),
+    )
 }
 
 /// [`build`] as a pipeline of three threads: one builds each chunk's
@@ -189,19 +205,103 @@ pub fn build_overlapped<T: Send, E: From<Error>>(
     trace: &Trace,
     enclosing: &Enclosing,
     opts: BuildOptions,
-    prepare: impl FnMut(&[Record<'_>]) -> T + Send,
-    emit: impl FnMut(&[Record<'_>], T) -> std::result::Result<(), E>,
+    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
+    mut emit: impl FnMut(&[Record<'_>], T) -> std::result::Result<(), E>,
 ) -> std::result::Result<BuildStats, E> {
-    build_with(trace, enclosing, opts, true, prepare, emit)
+    build_with(
+        trace,
+        enclosing,
+        opts,
+        Stages {
+            overlap: true,
+            records: true,
+        },
+        |c| prepare(&c.records),
+        |c, prepared| emit(&c.records, prepared),
+    )
 }
 
-fn build_with<T: Send, E: From<Error>>(
+/// The attributed kernel table, a chunk at a time, built on a thread of
+/// its own while `emit` consumes the chunk before on the calling thread
+/// (the same chunks, in the same order, as [`build`]'s records).
+///
+/// Call it from a thread of its own, never from a rayon task (see
+/// [`build_overlapped`]).
+pub fn build_tables_overlapped<E: From<Error>>(
     trace: &Trace,
     enclosing: &Enclosing,
     opts: BuildOptions,
+    mut emit: impl FnMut(&Table<'_>) -> std::result::Result<(), E>,
+) -> std::result::Result<BuildStats, E> {
+    build_with(
+        trace,
+        enclosing,
+        opts,
+        Stages {
+            overlap: true,
+            records: false,
+        },
+        |_| (),
+        |c, ()| match &c.table {
+            Some(t) => emit(t),
+            None => Ok(()),
+        },
+    )
+}
+
+/// How [`build_with`] runs.
+#[derive(Clone, Copy)]
+struct Stages {
+    /// Build, prepare and emit on three threads.
     overlap: bool,
-    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
-    mut emit: impl FnMut(&[Record<'_>], T) -> std::result::Result<(), E>,
+    /// Make each row's [`Record`] (on the builder's thread).
+    records: bool,
+}
+
+/// What the builder hands on: a chunk of the table, or its records when
+/// they were asked for.
+struct Chunk<'t> {
+    table: Option<Table<'t>>,
+    records: Vec<Record<'t>>,
+}
+
+/// The key of a kernel's context in its chunk: its launch's stack node
+/// (`u32::MAX`: none encloses it), or [`NO_LAUNCH`].
+const NO_LAUNCH: u64 = u64::MAX;
+
+/// What a context is worked out from: the ranges enclosing its launch
+/// (outermost first; they make the stack), and under `--compat` the texts
+/// PyProf still sees of them (it deleted some), which the markers are
+/// classified from.
+struct Input<'t> {
+    launch: Option<u32>,
+    ranges: Vec<u32>,
+    seen: Option<Vec<(&'t str, StrRef)>>,
+}
+
+impl<'t> Input<'t> {
+    /// The texts the markers are classified from: the ranges' (under
+    /// compat, those PyProf still sees).
+    fn texts<'i>(&'i self, trace: &'t Trace) -> impl Iterator<Item = (&'t str, StrRef)> + 'i {
+        let (seen, all) = match &self.seen {
+            Some(s) => (Some(s.iter().copied()), None),
+            None => (None, Some(self.ranges.iter())),
+        };
+        let all = all.into_iter().flatten().map(move |&r| {
+            let r = &trace.ranges[r as usize];
+            (trace.strings.get(r.text), r.text)
+        });
+        seen.into_iter().flatten().chain(all)
+    }
+}
+
+fn build_with<'n, T: Send, E: From<Error>>(
+    trace: &'n Trace,
+    enclosing: &Enclosing,
+    opts: BuildOptions,
+    stages: Stages,
+    mut prepare: impl FnMut(&Chunk<'_>) -> T + Send,
+    mut emit: impl FnMut(&Chunk<'_>, T) -> std::result::Result<(), E>,
 ) -> std::result::Result<BuildStats, E> {
     let compat = opts.compat;
     let path = trace.path.clone();
@@ -248,7 +348,7 @@ fn build_with<T: Send, E: From<Error>>(
     let mut high_water: HashMap<u64, i64> = HashMap::default();
     let mut seq = SeqState::default();
     // chunks of at most CHUNK kernels and about STACK_BUDGET enclosing
-    // ranges: each record holds its stack, so deep nesting makes smaller
+    // ranges: each context holds its stack, so deep nesting makes smaller
     // chunks and memory stays bounded
     let mut chunks: Vec<&[u32]> = Vec::new();
     let mut rest = order.as_slice();
@@ -265,54 +365,71 @@ fn build_with<T: Send, E: From<Error>>(
         chunks.push(c);
         rest = r;
     }
-    let mut make = |chunk: &[u32], stats: &mut BuildStats| -> Vec<Record<'_>> {
-        // Which enclosing ranges each kernel sees. In compat mode PyProf has
-        // deleted, per thread, every range that ended before an earlier
-        // processed kernel's launch started.
-        let candidates: Vec<Vec<(&str, StrRef)>> = chunk
-            .iter()
-            .map(|&ki| {
-                let k = &trace.kernels[ki as usize];
-                let Some(li) = k.launch else {
-                    return Vec::new();
-                };
+    let names = &names;
+    let mut make = |chunk: &[u32], stats: &mut BuildStats| -> Chunk<'_> {
+        // Each kernel's context: one per distinct list of enclosing ranges
+        // (launches with the same stack node have the same list). In compat
+        // mode PyProf has deleted, per thread, every range that ended
+        // before an earlier processed kernel's launch started, so what each
+        // kernel sees is its own: a context per kernel.
+        let mut rows: Vec<table::Row> = Vec::with_capacity(chunk.len());
+        let mut inputs: Vec<Input<'_>> = Vec::new();
+        let mut by_key: HashMap<u64, u32> =
+            HashMap::with_capacity_and_hasher(chunk.len(), Default::default());
+        for &ki in chunk {
+            let k = &trace.kernels[ki as usize];
+            let key = match k.launch {
+                None => NO_LAUNCH,
+                Some(li) => u64::from(enclosing.node(li).unwrap_or(u32::MAX)),
+            };
+            let context = if compat && let Some(li) = k.launch {
                 let l = &trace.launches[li as usize];
-                let found = enclosing.of(li);
-                let text = |r: &crate::model::Range| (trace.strings.get(r.text), r.text);
-                let texts: Vec<(&str, StrRef)> = if compat {
-                    let hw = high_water.get(&l.thread).copied().unwrap_or(i64::MIN);
-                    found
-                        .iter()
-                        .map(|&r| &trace.ranges[r as usize])
-                        .filter(|r| r.end_ns >= hw)
-                        .map(text)
-                        .collect()
-                } else {
-                    found
-                        .iter()
-                        .map(|&r| text(&trace.ranges[r as usize]))
-                        .collect()
-                };
-                if compat {
-                    let e = high_water.entry(l.thread).or_insert(i64::MIN);
-                    *e = (*e).max(l.start_ns);
-                }
-                texts
-            })
-            .collect();
-        // Work out each distinct text once: kernels of a chunk share most of
-        // their enclosing ranges (a layer range encloses thousands). A text
-        // is known by its address and length (an empty text starts where
-        // the next one does).
-        let mut slot: HashMap<(usize, usize), u32> = HashMap::default();
-        let mut distinct: Vec<(&str, StrRef)> = Vec::new();
-        for texts in &candidates {
-            for &(t, r) in texts {
-                slot.entry(text_key(t)).or_insert_with(|| {
-                    distinct.push((t, r));
-                    distinct.len() as u32 - 1
+                let ranges = enclosing.of(li);
+                let hw = high_water.get(&l.thread).copied().unwrap_or(i64::MIN);
+                let seen = ranges
+                    .iter()
+                    .map(|&r| &trace.ranges[r as usize])
+                    .filter(|r| r.end_ns >= hw)
+                    .map(|r| (trace.strings.get(r.text), r.text))
+                    .collect();
+                let e = high_water.entry(l.thread).or_insert(i64::MIN);
+                *e = (*e).max(l.start_ns);
+                inputs.push(Input {
+                    launch: Some(li),
+                    ranges,
+                    seen: Some(seen),
                 });
-            }
+                inputs.len() as u32 - 1
+            } else {
+                *by_key.entry(key).or_insert_with(|| {
+                    inputs.push(Input {
+                        launch: k.launch,
+                        ranges: k.launch.map(|li| enclosing.of(li)).unwrap_or_default(),
+                        seen: None,
+                    });
+                    inputs.len() as u32 - 1
+                })
+            };
+            rows.push(table::Row {
+                kernel: ki,
+                context,
+                fold: crate::sequence::Fold { cur: None, sub: 0 },
+            });
+        }
+        // Work out each distinct text once: contexts of a chunk share most
+        // of their enclosing ranges (a layer range encloses thousands). A
+        // text is known by its address and length (an empty text starts
+        // where the next one does).
+        let mut slot: HashMap<(usize, usize), u32> = HashMap::default();
+        let mut distinct: Vec<(&'n str, StrRef)> = Vec::new();
+        let mut see = |(t, r): (&'n str, StrRef)| {
+            slot.entry(text_key(t)).or_insert_with(|| {
+                distinct.push((t, r));
+                distinct.len() as u32 - 1
+            });
+        };
+        for input in &inputs {
+            input.texts(trace).for_each(&mut see);
         }
         // an operator's name is taken whole, never read for fields: a
         // PyTorch-profiler operator's head and marker are its typed fields
@@ -329,7 +446,7 @@ fn build_with<T: Send, E: From<Error>>(
             .collect();
         // (name taken whole, marker) of each distinct text, as a record's
         // reader would read it (told by `stack_names`); only when asked
-        let (split, table): (Vec<bool>, Vec<stock::StockMarker<'_>>) = if opts.typed_stock {
+        let (split, stock_table): (Vec<bool>, Vec<stock::StockMarker<'_>>) = if opts.typed_stock {
             distinct
                 .par_iter()
                 .map(
@@ -343,22 +460,34 @@ fn build_with<T: Send, E: From<Error>>(
             (Vec::new(), Vec::new())
         };
         // one table per chunk, shared by its records
-        let table: std::sync::Arc<[stock::StockMarker<'_>]> = table.into();
-        let classified: Vec<Classified<'_>> = candidates
+        let stock_table: std::sync::Arc<[stock::StockMarker<'_>]> = stock_table.into();
+        let decoded = |t: &str, whole_names: bool| {
+            let i = *slot.get(&text_key(t))?;
+            (*split.get(i as usize)? == whole_names).then_some(i)
+        };
+        let contexts: Vec<table::Context<'_>> = inputs
             .par_iter()
-            .map(|cands| {
-                let texts: Vec<&str> = cands.iter().map(|c| c.0).collect();
-                let pre: Vec<&markers::Prepared<'_>> = texts
-                    .iter()
-                    .map(|t| &prepared[slot[&text_key(t)] as usize])
-                    .collect();
-                markers::classify_prepared(&texts, &pre, compat)
-            })
+            .map_init(
+                // the lists handed to the classifier, reused from context
+                // to context
+                || (Vec::new(), Vec::new()),
+                |(plain, pre), input| {
+                    plain.clear();
+                    pre.clear();
+                    for (t, _) in input.texts(trace) {
+                        plain.push(t);
+                        pre.push(&prepared[slot[&text_key(t)] as usize]);
+                    }
+                    let classified = markers::classify_prepared(plain, pre, compat);
+                    let stock: Stock<'_, '_> = (opts.typed_stock, &stock_table, &decoded);
+                    context(trace, input, classified, opts, stock)
+                },
+            )
             .collect();
-        let mut records = Vec::with_capacity(chunk.len());
-        for (&ki, c) in chunk.iter().zip(classified) {
-            let k = &trace.kernels[ki as usize];
-            let ids = seq.next(&c.seq_ids, c.bprop, &c.op, &c.mod_, compat);
+        for row in &mut rows {
+            let k = &trace.kernels[row.kernel as usize];
+            let c = &contexts[row.context as usize].classified;
+            row.fold = seq.step(&c.seq_ids, c.bprop, &c.op, &c.mod_);
             stats.undecodable_markers += u64::from(c.undecodable);
             match k.launch {
                 Some(l) if enclosing.is_empty_for(l) => {
@@ -371,21 +500,32 @@ fn build_with<T: Send, E: From<Error>>(
                     stats.without_range += 1;
                 }
             }
-            let decoded = |t: &str, whole_names: bool| {
-                let i = *slot.get(&text_key(t))?;
-                (*split.get(i as usize)? == whole_names).then_some(i)
-            };
-            let stock = (opts.typed_stock, &table, decoded);
-            records.push(record(trace, enclosing, k, &names, c, ids, opts, stock));
         }
-        stats.records += records.len() as u64;
-        records
+        stats.records += rows.len() as u64;
+        let table = Table {
+            trace,
+            names,
+            compat,
+            rows,
+            contexts,
+        };
+        if stages.records {
+            Chunk {
+                table: None,
+                records: table.into_records(),
+            }
+        } else {
+            Chunk {
+                table: Some(table),
+                records: Vec::new(),
+            }
+        }
     };
-    if !overlap {
+    if !stages.overlap {
         for chunk in chunks {
-            let records = make(chunk, &mut stats);
-            let prepared = prepare(&records);
-            emit(&records, prepared)?;
+            let built = make(chunk, &mut stats);
+            let prepared = prepare(&built);
+            emit(&built, prepared)?;
         }
         return Ok(stats);
     }
@@ -394,12 +534,12 @@ fn build_with<T: Send, E: From<Error>>(
         // then `prepare`d, then emitted; each stage runs at most one chunk
         // ahead of the next (a channel of one), so a slow sink holds back
         // the build and at most five chunks are alive at once
-        let (built_tx, built_rx) = std::sync::mpsc::sync_channel::<Vec<Record<'_>>>(1);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Record<'_>>, T)>(1);
+        let (built_tx, built_rx) = std::sync::mpsc::sync_channel::<Chunk<'_>>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Chunk<'_>, T)>(1);
         let builder = scope.spawn(move || {
             for chunk in chunks {
-                let records = make(chunk, &mut stats);
-                if built_tx.send(records).is_err() {
+                let built = make(chunk, &mut stats);
+                if built_tx.send(built).is_err() {
                     // the sink stopped (its error is returned below)
                     break;
                 }
@@ -407,16 +547,16 @@ fn build_with<T: Send, E: From<Error>>(
             stats
         });
         let preparer = scope.spawn(move || {
-            for records in built_rx.iter() {
-                let prepared = prepare(&records);
-                if tx.send((records, prepared)).is_err() {
+            for built in built_rx.iter() {
+                let prepared = prepare(&built);
+                if tx.send((built, prepared)).is_err() {
                     break;
                 }
             }
         });
         let mut failed = None;
-        for (records, prepared) in rx.iter() {
-            if let Err(e) = emit(&records, prepared) {
+        for (built, prepared) in rx.iter() {
+            if let Err(e) = emit(&built, prepared) {
                 failed = Some(e);
                 break;
             }
@@ -454,80 +594,82 @@ fn text_key(t: &str) -> (usize, usize) {
     (t.as_ptr() as usize, t.len())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn record<'t>(
+/// Whether each stack entry's stock marker was asked for, the chunk's
+/// table of them, and the place in it of a text read with its name whole
+/// or not.
+type Stock<'t, 'a> = (
+    bool,
+    &'a std::sync::Arc<[stock::StockMarker<'t>]>,
+    &'a (dyn Fn(&str, bool) -> Option<u32> + Sync),
+);
+
+/// What the ranges of `input` say, for every kernel under them: the
+/// classified markers (with the PyTorch profiler's own module path and
+/// Python stack, from the innermost operator that has them) and the stack
+/// as the records carry it.
+fn context<'t>(
     trace: &'t Trace,
-    enclosing: &Enclosing,
-    k: &Kernel,
-    names: &'t HashMap<(StrRef, Option<StrRef>), Names>,
-    c: Classified<'t>,
-    ids: crate::sequence::SeqIds,
+    input: &Input<'t>,
+    mut c: Classified<'t>,
     opts: BuildOptions,
-    // asked for, the chunk's table, and the place in it of a text read
-    // with its name whole or not
-    (typed, table, decoded): (
-        bool,
-        &std::sync::Arc<[stock::StockMarker<'t>]>,
-        impl Fn(&str, bool) -> Option<u32>,
-    ),
-) -> Record<'t> {
+    (typed, table, decoded): Stock<'t, '_>,
+) -> table::Context<'t> {
     let compat = opts.compat;
-    let key = name_key(k, compat);
-    let (long, short) = names
-        .get(&key)
-        .map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
-    let launch = k.launch.map(|l| &trace.launches[l as usize]);
-    let pid = launch.map(|l| l.pid);
-    let dev = trace.device(k.device, pid);
     // PyProf's own dict markers are already in `marker`, `reprMarkers` and
     // `trace`; the stack keeps every other enclosing range.
-    let consumed: HashSet<usize> = c.consumed.iter().map(|t| t.as_ptr() as usize).collect();
-    let (stack, domains, names, stock) = match k.launch {
-        Some(li) => {
-            let rs: Vec<_> = enclosing
-                .of(li)
-                .iter()
-                .map(|&r| &trace.ranges[r as usize])
-                .filter(|r| !consumed.contains(&(trace.strings.get(r.text).as_ptr() as usize)))
-                .collect();
-            let stack: Vec<Cow<'t, str>> = rs
-                .iter()
-                .map(|r| Cow::Borrowed(trace.strings.get(r.text)))
-                .collect();
-            let domains: Vec<Cow<'t, str>> = if rs.iter().any(|r| r.domain != 0) {
-                rs.iter()
-                    .map(|r| match trace.domain_name(r.thread, r.domain) {
-                        Some(name) => Cow::Borrowed(name),
-                        None if r.domain == 0 => Cow::Borrowed(""),
-                        // the export lacks the domain's creation row
-                        None => Cow::Owned(format!("#{}", r.domain)),
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            // the length of every entry's name, or of none
-            // (PyTorch-profiler operators; not under compat, where
-            // apex.pyprof's reading of the text is the point)
-            let names: Vec<u32> = if !compat {
-                rs.iter()
-                    .map(|r| op_name_len(trace, r.text))
-                    .collect::<Option<Vec<u32>>>()
-                    .unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            // every entry's decoding, each read as the record's reader
-            // would read its text (name whole or not), or none
-            let stock = if typed {
-                let whole = !names.is_empty();
-                StackStock::new(table, stack.iter().map(|t| decoded(t, whole)))
-            } else {
-                StackStock::default()
-            };
-            (stack, domains, names, stock)
+    // (a few are scanned; many, as under 702 nested markers, hashed)
+    let set: HashSet<usize> = if c.consumed.len() > 8 {
+        c.consumed.iter().map(|t| t.as_ptr() as usize).collect()
+    } else {
+        HashSet::default()
+    };
+    let consumed = |p: usize| {
+        if c.consumed.len() > 8 {
+            set.contains(&p)
+        } else {
+            c.consumed.iter().any(|t| t.as_ptr() as usize == p)
         }
-        None => (Vec::new(), Vec::new(), Vec::new(), StackStock::default()),
+    };
+    let rs: Vec<_> = input
+        .ranges
+        .iter()
+        .map(|&r| &trace.ranges[r as usize])
+        .filter(|r| !consumed(trace.strings.get(r.text).as_ptr() as usize))
+        .collect();
+    let stack: Vec<Cow<'t, str>> = rs
+        .iter()
+        .map(|r| Cow::Borrowed(trace.strings.get(r.text)))
+        .collect();
+    let domains: Vec<Cow<'t, str>> = if rs.iter().any(|r| r.domain != 0) {
+        rs.iter()
+            .map(|r| match trace.domain_name(r.thread, r.domain) {
+                Some(name) => Cow::Borrowed(name),
+                None if r.domain == 0 => Cow::Borrowed(""),
+                // the export lacks the domain's creation row
+                None => Cow::Owned(format!("#{}", r.domain)),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // the length of every entry's name, or of none (PyTorch-profiler
+    // operators; not under compat, where apex.pyprof's reading of the text
+    // is the point)
+    let names: Vec<u32> = if !compat {
+        rs.iter()
+            .map(|r| op_name_len(trace, r.text))
+            .collect::<Option<Vec<u32>>>()
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    // every entry's decoding, each read as the record's reader would read
+    // its text (name whole or not), or none
+    let stock = if typed && input.launch.is_some() {
+        let whole = !names.is_empty();
+        StackStock::new(table, stack.iter().map(|t| decoded(t, whole)))
+    } else {
+        StackStock::default()
     };
     let full = stack.len();
     let shaped = opts.stack.shape(stack, domains, names);
@@ -541,32 +683,31 @@ fn record<'t>(
     } else {
         StackStock::default()
     };
-    let (mut layer, mut trace_frames) = (c.layer, c.trace);
-    if let Some(li) = k.launch.filter(|_| trace.source == Source::Kineto) {
+    if input.launch.is_some() && trace.source == Source::Kineto {
         // the PyTorch profiler's own module path and Python stack, from the
         // innermost operator that has them
-        let outer_first = enclosing.of(li);
-        let meta = outer_first
+        let meta = input
+            .ranges
             .iter()
             .rev()
             .filter_map(|&r| trace.range_meta.get(&trace.ranges[r as usize].text));
         for m in meta {
-            if layer.is_empty()
+            if c.layer.is_empty()
                 && let Some(module) = m.module
             {
-                layer = trace
+                c.layer = trace
                     .strings
                     .get(module)
                     .split("::")
                     .map(Cow::Borrowed)
                     .collect();
             }
-            if trace_frames.is_empty()
+            if c.trace.is_empty()
                 && let Some(stack) = m.call_stack
             {
                 // Kineto lists the innermost frame first; PyProf's trace is
                 // outermost first
-                trace_frames = trace
+                c.trace = trace
                     .strings
                     .get(stack)
                     .split(';')
@@ -577,61 +718,9 @@ fn record<'t>(
             }
         }
     }
-    Record {
-        short_name: Cow::Borrowed(short),
-        duration_ns: if compat {
-            k.end_ns - k.start_ns
-        } else {
-            k.duration_ns()
-        },
-        layer,
-        trace: trace_frames,
-        repr_markers: c.repr,
-        marker: c.marker,
-        first_marker: c.first_marker,
-        seq_marker: c.seq_marker,
-        seq_id: ids.seq_id,
-        sub_seq_id: ids.sub_seq_id,
-        alt_seq_id: ids.alt_seq_id,
-        dir: Dir::of(c.bprop),
-        mod_: c.mod_,
-        op: c.op,
-        tid: launch.map_or(0, |l| l.tid),
-        device: k.device,
-        stream: k.stream,
-        grid: k.grid.map(i64::from),
-        block: k.block.map(i64::from),
-        long_name: Cow::Borrowed(long),
-        start_ns: Some(k.start_ns),
-        end_ns: Some(k.end_ns),
-        launch_start_ns: launch.map(|l| l.start_ns),
-        launch_end_ns: launch.map(|l| l.end_ns),
-        launched: launch.is_some(),
-        api: launch
-            .and_then(|l| l.api)
-            .map(|a| Cow::Borrowed(trace.strings.get(a))),
-        pid,
-        correlation: Some(k.correlation),
-        context: k.context.map(i64::from),
-        regs: k.registers_per_thread.map(i64::from),
-        static_smem_bytes: k.static_smem_bytes.map(i64::from),
-        dynamic_smem_bytes: k.dynamic_smem_bytes.map(i64::from),
-        graph_id: k.graph_id.map(i64::from),
-        graph_node_id: k.graph_node_id,
-        device_name: dev.and_then(|d| d.name.as_deref()).map(Cow::Borrowed),
-        sm_count: dev.and_then(|d| d.sm_count),
-        cc_major: dev.and_then(|d| d.cc_major),
-        cc_minor: dev.and_then(|d| d.cc_minor),
-        stack: shaped.stack,
-        stack_names: shaped.names,
-        stack_stock: stock,
-        domains: shaped.domains,
-        stack_runs: shaped.runs,
-        stack_cut: shaped.cut,
-        stack_cut_bytes: shaped.cut_bytes,
-        bad_time: k.end_ns <= k.start_ns,
-        kineto_blocks_per_sm: k.kineto.as_ref().and_then(|x| x.blocks_per_sm),
-        kineto_warps_per_sm: k.kineto.as_ref().and_then(|x| x.warps_per_sm),
-        kineto_occupancy_pct: k.kineto.as_ref().and_then(|x| x.occupancy_pct),
+    table::Context {
+        classified: c,
+        shaped,
+        stock,
     }
 }

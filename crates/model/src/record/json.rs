@@ -11,24 +11,46 @@ impl Record<'_> {
     /// records are a gigabyte of JSON); it writes exactly what serde_json
     /// writes for this struct, which a test checks on random records.
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.write_json_shared(out, &Shared::default());
+    }
+
+    /// [`Record::write_json`], with the parts that `shared` holds already
+    /// written (by [`write_markers_json`], [`write_seq_json`],
+    /// [`write_ops_json`], [`write_stack_json`] or [`push_json_str`]) copied
+    /// in place of this record's own fields: the records of one set of
+    /// enclosing ranges share their lists, and a kernel name is escaped
+    /// once for all its kernels. The line is the same as `write_json`'s
+    /// when each part holds what the record's own fields would write.
+    pub fn write_json_shared(&self, out: &mut Vec<u8>, shared: &Shared<'_>) {
         let w = &mut JsonWriter { out };
         w.raw("{\"kShortName\":");
-        w.str(&self.short_name);
+        match shared.short_name {
+            Some(b) => w.out.extend_from_slice(b),
+            None => w.str(&self.short_name),
+        }
         w.raw(",\"kDuration\":");
         w.int(self.duration_ns);
-        w.key_strs("layer", &self.layer);
-        w.key_strs("trace", &self.trace);
-        w.key_strs("reprMarkers", &self.repr_markers);
-        w.key_strs("marker", &self.marker);
-        w.key_strs("seqMarker", &self.seq_marker);
-        w.key_ints("seqId", &self.seq_id);
-        w.raw(",\"subSeqId\":");
-        w.int(self.sub_seq_id);
-        w.key_ints("altSeqId", &self.alt_seq_id);
-        w.raw(",\"dir\":");
-        w.str(self.dir.as_str());
-        w.key_strs("mod", &self.mod_);
-        w.key_strs("op", &self.op);
+        match shared.markers {
+            Some(b) => w.out.extend_from_slice(b),
+            None => write_markers_json(
+                w.out,
+                [
+                    &self.layer,
+                    &self.trace,
+                    &self.repr_markers,
+                    &self.marker,
+                    &self.seq_marker,
+                ],
+            ),
+        }
+        match shared.seq {
+            Some(b) => w.out.extend_from_slice(b),
+            None => write_seq_json(w.out, &self.seq_id, self.sub_seq_id, &self.alt_seq_id),
+        }
+        match shared.ops {
+            Some(b) => w.out.extend_from_slice(b),
+            None => write_ops_json(w.out, self.dir.as_str(), &self.mod_, &self.op),
+        }
         w.raw(",\"tid\":");
         w.uint(self.tid);
         w.raw(",\"device\":");
@@ -38,7 +60,10 @@ impl Record<'_> {
         w.key_ints("grid", &self.grid);
         w.key_ints("block", &self.block);
         w.raw(",\"kLongName\":");
-        w.str(&self.long_name);
+        match shared.long_name {
+            Some(b) => w.out.extend_from_slice(b),
+            None => w.str(&self.long_name),
+        }
         w.opt_int("kStart", self.start_ns);
         w.opt_int("kEnd", self.end_ns);
         w.opt_int("rStart", self.launch_start_ns);
@@ -73,14 +98,20 @@ impl Record<'_> {
         w.opt_int("smCount", self.sm_count);
         w.opt_int("ccMajor", self.cc_major);
         w.opt_int("ccMinor", self.cc_minor);
-        w.key_strs("stack", &self.stack);
-        w.key_strs("domains", &self.domains);
-        w.key_ints("stackRuns", &self.stack_runs);
-        w.key_uints("stackNames", &self.stack_names);
-        w.raw(",\"stackCut\":");
-        w.int(self.stack_cut);
-        w.raw(",\"stackCutBytes\":");
-        w.int(self.stack_cut_bytes);
+        match shared.stack {
+            Some(b) => w.out.extend_from_slice(b),
+            None => write_stack_json(
+                w.out,
+                StackJson {
+                    stack: &self.stack,
+                    domains: &self.domains,
+                    runs: &self.stack_runs,
+                    names: &self.stack_names,
+                    cut: self.stack_cut,
+                    cut_bytes: self.stack_cut_bytes,
+                },
+            ),
+        }
         w.raw(if self.bad_time {
             ",\"badTime\":true"
         } else {
@@ -91,6 +122,87 @@ impl Record<'_> {
         w.opt_float("kinetoOccupancy", self.kineto_occupancy_pct);
         w.raw("}\n");
     }
+}
+
+/// Parts of a record's JSON line written beforehand, for
+/// [`Record::write_json_shared`]; a part left `None` is written from the
+/// record's own fields.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shared<'p> {
+    /// `kShortName`'s value, as [`push_json_str`] writes it.
+    pub short_name: Option<&'p [u8]>,
+    /// `layer` to `seqMarker`, as [`write_markers_json`] writes them.
+    pub markers: Option<&'p [u8]>,
+    /// `seqId` to `altSeqId`, as [`write_seq_json`] writes them.
+    pub seq: Option<&'p [u8]>,
+    /// `dir`, `mod` and `op`, as [`write_ops_json`] writes them.
+    pub ops: Option<&'p [u8]>,
+    /// `kLongName`'s value, as [`push_json_str`] writes it.
+    pub long_name: Option<&'p [u8]>,
+    /// `stack` to `stackCutBytes`, as [`write_stack_json`] writes them.
+    pub stack: Option<&'p [u8]>,
+}
+
+/// The keys `layer`, `trace`, `reprMarkers`, `marker` and `seqMarker` of a
+/// record line, each with its list (`lists` in that order), each preceded
+/// by a comma.
+pub fn write_markers_json(out: &mut Vec<u8>, lists: [&[Cow<'_, str>]; 5]) {
+    let w = &mut JsonWriter { out };
+    for (key, list) in ["layer", "trace", "reprMarkers", "marker", "seqMarker"]
+        .into_iter()
+        .zip(lists)
+    {
+        w.key_strs(key, list);
+    }
+}
+
+/// The keys `seqId`, `subSeqId` and `altSeqId` of a record line.
+pub fn write_seq_json(out: &mut Vec<u8>, seq_id: &[i64], sub_seq_id: i64, alt_seq_id: &[i64]) {
+    let w = &mut JsonWriter { out };
+    w.key_ints("seqId", seq_id);
+    w.raw(",\"subSeqId\":");
+    w.int(sub_seq_id);
+    w.key_ints("altSeqId", alt_seq_id);
+}
+
+/// The keys `dir`, `mod` and `op` of a record line.
+pub fn write_ops_json(out: &mut Vec<u8>, dir: &str, mod_: &[Cow<'_, str>], op: &[Cow<'_, str>]) {
+    let w = &mut JsonWriter { out };
+    w.raw(",\"dir\":");
+    w.str(dir);
+    w.key_strs("mod", mod_);
+    w.key_strs("op", op);
+}
+
+/// A record's written stack, for [`write_stack_json`].
+#[derive(Clone, Copy, Debug)]
+pub struct StackJson<'s, 'a> {
+    /// `stack`.
+    pub stack: &'s [Cow<'a, str>],
+    /// `domains`.
+    pub domains: &'s [Cow<'a, str>],
+    /// `stackRuns`.
+    pub runs: &'s [i64],
+    /// `stackNames`.
+    pub names: &'s [u32],
+    /// `stackCut`.
+    pub cut: i64,
+    /// `stackCutBytes`.
+    pub cut_bytes: i64,
+}
+
+/// The keys `stack`, `domains`, `stackRuns`, `stackNames`, `stackCut` and
+/// `stackCutBytes` of a record line.
+pub fn write_stack_json(out: &mut Vec<u8>, s: StackJson<'_, '_>) {
+    let w = &mut JsonWriter { out };
+    w.key_strs("stack", s.stack);
+    w.key_strs("domains", s.domains);
+    w.key_ints("stackRuns", s.runs);
+    w.key_uints("stackNames", s.names);
+    w.raw(",\"stackCut\":");
+    w.int(s.cut);
+    w.raw(",\"stackCutBytes\":");
+    w.int(s.cut_bytes);
 }
 
 /// Bytes that need escaping in a JSON string: control characters, `"`

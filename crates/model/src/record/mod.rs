@@ -38,7 +38,10 @@ mod tests;
 
 pub use dir::{Dir, Direction};
 pub use header::{DICT_MINOR, DICT_VERSION, Header, read_sidecar, sidecar_path};
-pub use json::push_json_str;
+pub use json::{
+    Shared, StackJson, push_json_str, write_markers_json, write_ops_json, write_seq_json,
+    write_stack_json,
+};
 pub use line::{Line, read_line};
 
 /// One GPU kernel.

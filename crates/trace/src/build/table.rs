@@ -1,0 +1,315 @@
+//! The attributed kernel table, one chunk at a time.
+//!
+//! A row per kernel (typed: the kernel, its place among the chunk's
+//! contexts, PyProf's sequence fold) and a context per distinct set of
+//! enclosing ranges: what the markers say (op, module, layer, direction,
+//! the decoded PyProf marker) and the stack as the records carry it.
+//! Kernels under the same ranges share one context: their markers are
+//! classified once. A [`Record`] is a view of one row, made on demand
+//! ([`Table::record`], [`Table::into_records`]); `rprof parse` writes the
+//! JSON lines straight from the table ([`Table::write_json`]: no record
+//! is made, no list copied), the same bytes as [`Record::write_json`] of
+//! that view (`tests/table.rs` checks them against serde_json on every
+//! fixture).
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use crate::FastMap as HashMap;
+use crate::markers::Classified;
+use crate::model::{Dir, Kernel, Record, Shared, StackJson, StackStock, StrRef, Trace};
+use crate::model::{write_markers_json, write_ops_json, write_seq_json, write_stack_json};
+use crate::sequence::Fold;
+
+/// A kernel's long and short name, worked out once per distinct name.
+pub(super) struct Names {
+    pub(super) long: String,
+    pub(super) short: String,
+    /// `long` and `short` as JSON strings (quoted and escaped): written
+    /// into every record of the name as they are.
+    pub(super) long_json: Box<[u8]>,
+    pub(super) short_json: Box<[u8]>,
+    /// Looked mangled but did not demangle.
+    pub(super) failed: bool,
+}
+
+/// The names of each distinct `(name, mangled)` pair of a trace.
+pub(super) type NameMap = HashMap<(StrRef, Option<StrRef>), Names>;
+
+/// What the enclosing ranges of a set of kernels say, worked out once for
+/// all of them.
+pub(super) struct Context<'t> {
+    /// What the markers say; `layer` and `trace` from the PyTorch
+    /// profiler's own fields where it has them.
+    pub(super) classified: Classified<'t>,
+    /// The stack as the records carry it (`--stack`).
+    pub(super) shaped: crate::model::Shaped<'t>,
+    /// Each stack entry's stock marker, when the build was asked for them.
+    pub(super) stock: StackStock<'t>,
+}
+
+/// One kernel of the table.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Row {
+    /// Index in the trace's kernels.
+    pub(super) kernel: u32,
+    /// Index in the table's contexts.
+    pub(super) context: u32,
+    /// PyProf's sequence fold for this kernel.
+    pub(super) fold: Fold,
+}
+
+/// One chunk of the attributed kernel table, in PyProf's order.
+pub struct Table<'t> {
+    pub(super) trace: &'t Trace,
+    pub(super) names: &'t NameMap,
+    pub(super) compat: bool,
+    pub(super) rows: Vec<Row>,
+    pub(super) contexts: Vec<Context<'t>>,
+}
+
+impl<'t> Table<'t> {
+    /// Kernels in the chunk.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when the chunk holds no kernel.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The distinct sets of enclosing ranges of the chunk's kernels (each
+    /// classified once).
+    pub fn contexts(&self) -> usize {
+        self.contexts.len()
+    }
+
+    /// The kernel of row `i`.
+    pub fn kernel(&self, i: usize) -> Option<&'t Kernel> {
+        let row = self.rows.get(i)?;
+        self.trace.kernels.get(row.kernel as usize)
+    }
+
+    /// Row `i` as a [`Record`] (`None` past the end).
+    pub fn record(&self, i: usize) -> Option<Record<'t>> {
+        let mut r = self.record_shell(i)?;
+        self.fill_lists(&mut r, self.rows.get(i)?.context as usize);
+        Some(r)
+    }
+
+    /// Row `i`'s record with its kernel's fields, its sequence ids and the
+    /// scalars of its context; the context's lists left empty.
+    fn record_shell(&self, i: usize) -> Option<Record<'t>> {
+        let row = self.rows.get(i)?;
+        let ctx = self.contexts.get(row.context as usize)?;
+        let c = &ctx.classified;
+        let ids = row.fold.lists(&c.seq_ids, self.compat);
+        Some(Record {
+            seq_id: ids.seq_id,
+            sub_seq_id: ids.sub_seq_id,
+            alt_seq_id: ids.alt_seq_id,
+            dir: Dir::of(c.bprop),
+            stack_cut: ctx.shaped.cut,
+            stack_cut_bytes: ctx.shaped.cut_bytes,
+            ..self.bare(row)
+        })
+    }
+
+    /// Copy context `ctx`'s lists into `r`.
+    fn fill_lists(&self, r: &mut Record<'t>, ctx: usize) {
+        let Some(ctx) = self.contexts.get(ctx) else {
+            return;
+        };
+        let c = &ctx.classified;
+        let s = &ctx.shaped;
+        r.layer.clone_from(&c.layer);
+        r.trace.clone_from(&c.trace);
+        r.repr_markers.clone_from(&c.repr);
+        r.marker.clone_from(&c.marker);
+        r.first_marker.clone_from(&c.first_marker);
+        r.seq_marker.clone_from(&c.seq_marker);
+        r.mod_.clone_from(&c.mod_);
+        r.op.clone_from(&c.op);
+        r.stack.clone_from(&s.stack);
+        r.stack_names.clone_from(&s.names);
+        r.stack_stock.clone_from(&ctx.stock);
+        r.domains.clone_from(&s.domains);
+        r.stack_runs.clone_from(&s.runs);
+    }
+
+    /// Every row as a [`Record`], in order.
+    pub fn records(&self) -> Vec<Record<'t>> {
+        (0..self.len()).filter_map(|i| self.record(i)).collect()
+    }
+
+    /// [`Table::records`], taking each context's lists into the last
+    /// record that needs them instead of copying them (most contexts
+    /// serve one kernel).
+    pub fn into_records(mut self) -> Vec<Record<'t>> {
+        let mut uses = vec![0u32; self.contexts.len()];
+        for row in &self.rows {
+            if let Some(u) = uses.get_mut(row.context as usize) {
+                *u += 1;
+            }
+        }
+        let mut out = Vec::with_capacity(self.rows.len());
+        for i in 0..self.rows.len() {
+            let Some(mut r) = self.record_shell(i) else {
+                continue;
+            };
+            let row = self.rows[i];
+            let (Some(u), Some(ctx)) = (
+                uses.get_mut(row.context as usize),
+                self.contexts.get_mut(row.context as usize),
+            ) else {
+                continue;
+            };
+            *u -= 1;
+            if *u == 0 {
+                let c = &mut ctx.classified;
+                let s = &mut ctx.shaped;
+                r.layer = std::mem::take(&mut c.layer);
+                r.trace = std::mem::take(&mut c.trace);
+                r.repr_markers = std::mem::take(&mut c.repr);
+                r.marker = std::mem::take(&mut c.marker);
+                r.first_marker = c.first_marker.take();
+                r.seq_marker = std::mem::take(&mut c.seq_marker);
+                r.mod_ = std::mem::take(&mut c.mod_);
+                r.op = std::mem::take(&mut c.op);
+                r.stack = std::mem::take(&mut s.stack);
+                r.stack_names = std::mem::take(&mut s.names);
+                r.stack_stock = std::mem::take(&mut ctx.stock);
+                r.domains = std::mem::take(&mut s.domains);
+                r.stack_runs = std::mem::take(&mut s.runs);
+            } else {
+                self.fill_lists(&mut r, row.context as usize);
+            }
+            out.push(r);
+        }
+        out
+    }
+
+    /// Rows `rows` as JSON lines, appended to `out`: the bytes
+    /// [`Record::write_json`] writes for [`Table::record`] of each, written
+    /// from the table without making the records (no list is copied, and
+    /// each kernel name was escaped once for all its kernels).
+    pub fn write_json(&self, rows: Range<usize>, out: &mut Vec<u8>) {
+        let Some(rows) = self.rows.get(rows) else {
+            return;
+        };
+        // the parts of a line written from the row's context, reused from
+        // line to line
+        let (mut markers, mut seq, mut ops, mut stack) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut alt = Vec::new();
+        for row in rows {
+            let Some(ctx) = self.contexts.get(row.context as usize) else {
+                continue;
+            };
+            let c = &ctx.classified;
+            markers.clear();
+            write_markers_json(
+                &mut markers,
+                [&c.layer, &c.trace, &c.repr, &c.marker, &c.seq_marker],
+            );
+            seq.clear();
+            // the fixed mode's lists without making them
+            match (!self.compat)
+                .then(|| row.fold.fixed_lists(&c.seq_ids, &mut alt))
+                .flatten()
+            {
+                Some(cur) => write_seq_json(&mut seq, cur.as_slice(), row.fold.sub, &alt),
+                None => {
+                    let l = row.fold.lists(&c.seq_ids, self.compat);
+                    write_seq_json(&mut seq, &l.seq_id, l.sub_seq_id, &l.alt_seq_id);
+                }
+            }
+            ops.clear();
+            write_ops_json(&mut ops, Dir::of(c.bprop).as_str(), &c.mod_, &c.op);
+            stack.clear();
+            let s = &ctx.shaped;
+            write_stack_json(
+                &mut stack,
+                StackJson {
+                    stack: &s.stack,
+                    domains: &s.domains,
+                    runs: &s.runs,
+                    names: &s.names,
+                    cut: s.cut,
+                    cut_bytes: s.cut_bytes,
+                },
+            );
+            let names = self.trace.kernels.get(row.kernel as usize).and_then(|k| {
+                self.names
+                    .get(&super::name_key(k, self.compat))
+                    .map(|n| (&*n.short_json, &*n.long_json))
+            });
+            let shared = Shared {
+                short_name: names.map(|n| n.0),
+                markers: Some(&markers),
+                seq: Some(&seq),
+                ops: Some(&ops),
+                long_name: names.map(|n| n.1),
+                stack: Some(&stack),
+            };
+            self.bare(row).write_json_shared(out, &shared);
+        }
+    }
+
+    /// The record of `row` with its kernel's own fields and every list
+    /// empty.
+    fn bare(&self, row: &Row) -> Record<'t> {
+        let trace = self.trace;
+        let Some(k) = trace.kernels.get(row.kernel as usize) else {
+            return Record::default();
+        };
+        let compat = self.compat;
+        let (long, short) = self
+            .names
+            .get(&super::name_key(k, compat))
+            .map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
+        let launch = k.launch.and_then(|l| trace.launches.get(l as usize));
+        let pid = launch.map(|l| l.pid);
+        let dev = trace.device(k.device, pid);
+        Record {
+            short_name: Cow::Borrowed(short),
+            duration_ns: if compat {
+                k.end_ns - k.start_ns
+            } else {
+                k.duration_ns()
+            },
+            tid: launch.map_or(0, |l| l.tid),
+            device: k.device,
+            stream: k.stream,
+            grid: k.grid.map(i64::from),
+            block: k.block.map(i64::from),
+            long_name: Cow::Borrowed(long),
+            start_ns: Some(k.start_ns),
+            end_ns: Some(k.end_ns),
+            launch_start_ns: launch.map(|l| l.start_ns),
+            launch_end_ns: launch.map(|l| l.end_ns),
+            launched: launch.is_some(),
+            api: launch
+                .and_then(|l| l.api)
+                .map(|a| Cow::Borrowed(trace.strings.get(a))),
+            pid,
+            correlation: Some(k.correlation),
+            context: k.context.map(i64::from),
+            regs: k.registers_per_thread.map(i64::from),
+            static_smem_bytes: k.static_smem_bytes.map(i64::from),
+            dynamic_smem_bytes: k.dynamic_smem_bytes.map(i64::from),
+            graph_id: k.graph_id.map(i64::from),
+            graph_node_id: k.graph_node_id,
+            device_name: dev.and_then(|d| d.name.as_deref()).map(Cow::Borrowed),
+            sm_count: dev.and_then(|d| d.sm_count),
+            cc_major: dev.and_then(|d| d.cc_major),
+            cc_minor: dev.and_then(|d| d.cc_minor),
+            bad_time: k.end_ns <= k.start_ns,
+            kineto_blocks_per_sm: k.kineto.as_ref().and_then(|x| x.blocks_per_sm),
+            kineto_warps_per_sm: k.kineto.as_ref().and_then(|x| x.warps_per_sm),
+            kineto_occupancy_pct: k.kineto.as_ref().and_then(|x| x.occupancy_pct),
+            ..Record::default()
+        }
+    }
+}
