@@ -248,6 +248,9 @@ pub fn classify<'a>(texts: &[&'a str], compat: bool) -> Classified<'a> {
     classify_prepared(texts, &refs, compat)
 }
 
+/// A working list of [`classify_prepared`], on the stack up to 8 items.
+type Scratch<T> = smallvec::SmallVec<[T; 8]>;
+
 /// [`classify`] with each text's [`prepare`]d form given (`prepared[i]`
 /// belongs to `texts[i]`).
 pub fn classify_prepared<'a>(
@@ -256,9 +259,12 @@ pub fn classify_prepared<'a>(
     compat: bool,
 ) -> Classified<'a> {
     let mut out = Classified::default();
-    let mut traces: Vec<&Prepared<'a>> = Vec::new();
-    let mut seqs: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
-    let mut others: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
+    // the working lists live on the stack while they are short (a kernel
+    // has a few enclosing markers): this runs once per distinct list of
+    // ranges, a million times on a large profile
+    let mut traces: Scratch<&Prepared<'a>> = Scratch::new();
+    let mut seqs: Scratch<(&'a str, stock::Head<'a>)> = Scratch::new();
+    let mut others: Scratch<(&'a str, stock::Head<'a>)> = Scratch::new();
     let mut backward = false;
     for (&t, &p) in texts.iter().zip(prepared) {
         if t.contains("CheckpointFunctionBackward") {
@@ -327,7 +333,7 @@ pub fn classify_prepared<'a>(
     }
 
     // sequence markers: dedupe, sort, prune
-    let mut uniq: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
+    let mut uniq: Scratch<(&'a str, stock::Head<'a>)> = Scratch::new();
     for s in seqs {
         if !uniq.iter().any(|u| u.0 == s.0) {
             uniq.push(s);
@@ -349,7 +355,7 @@ pub fn classify_prepared<'a>(
             (h.name, None, h.seq)
         }
     };
-    let mut kept: Vec<(&'a str, stock::Head<'a>)> = Vec::new();
+    let mut kept: Scratch<(&'a str, stock::Head<'a>)> = Scratch::new();
     for (i, &s) in uniq.iter().enumerate() {
         if i > 0 {
             let (n0, q0, s0) = name_seq(uniq[i - 1]);

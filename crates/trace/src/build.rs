@@ -630,25 +630,26 @@ fn context<'t>(
             c.consumed.iter().any(|t| t.as_ptr() as usize == p)
         }
     };
-    let rs: Vec<_> = input
-        .ranges
-        .iter()
-        .map(|&r| &trace.ranges[r as usize])
-        .filter(|r| !consumed(trace.strings.get(r.text).as_ptr() as usize))
-        .collect();
-    let stack: Vec<Cow<'t, str>> = rs
-        .iter()
+    // the kept ranges, walked once per list made from them (no list of
+    // their own)
+    let rs = || {
+        input
+            .ranges
+            .iter()
+            .map(|&r| &trace.ranges[r as usize])
+            .filter(|r| !consumed(trace.strings.get(r.text).as_ptr() as usize))
+    };
+    let stack: Vec<Cow<'t, str>> = rs()
         .map(|r| Cow::Borrowed(trace.strings.get(r.text)))
         .collect();
-    let domains: Vec<Cow<'t, str>> = if rs.iter().any(|r| r.domain != 0) {
-        rs.iter()
-            .map(|r| match trace.domain_name(r.thread, r.domain) {
-                Some(name) => Cow::Borrowed(name),
-                None if r.domain == 0 => Cow::Borrowed(""),
-                // the export lacks the domain's creation row
-                None => Cow::Owned(format!("#{}", r.domain)),
-            })
-            .collect()
+    let domains: Vec<Cow<'t, str>> = if rs().any(|r| r.domain != 0) {
+        rs().map(|r| match trace.domain_name(r.thread, r.domain) {
+            Some(name) => Cow::Borrowed(name),
+            None if r.domain == 0 => Cow::Borrowed(""),
+            // the export lacks the domain's creation row
+            None => Cow::Owned(format!("#{}", r.domain)),
+        })
+        .collect()
     } else {
         Vec::new()
     };
@@ -656,8 +657,7 @@ fn context<'t>(
     // operators; not under compat, where apex.pyprof's reading of the text
     // is the point)
     let names: Vec<u32> = if !compat {
-        rs.iter()
-            .map(|r| op_name_len(trace, r.text))
+        rs().map(|r| op_name_len(trace, r.text))
             .collect::<Option<Vec<u32>>>()
             .unwrap_or_default()
     } else {
