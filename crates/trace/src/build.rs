@@ -180,10 +180,7 @@ pub fn build<E: From<Error>>(
         trace,
         enclosing,
         opts,
-        Stages {
-            overlap: false,
-            records: true,
-        },
+        Stages::PLAIN,
         |_| (),
         |c, ()| emit(&c.records),
     )
@@ -212,10 +209,7 @@ pub fn build_overlapped<T: Send, E: From<Error>>(
         trace,
         enclosing,
         opts,
-        Stages {
-            overlap: true,
-            records: true,
-        },
+        Stages::OVERLAPPED,
         |c| prepare(&c.records),
         |c, prepared| emit(&c.records, prepared),
     )
@@ -237,10 +231,7 @@ pub fn build_tables_overlapped<E: From<Error>>(
         trace,
         enclosing,
         opts,
-        Stages {
-            overlap: true,
-            records: false,
-        },
+        Stages::TABLES,
         |_| (),
         |c, ()| match &c.table {
             Some(t) => emit(t),
@@ -256,6 +247,24 @@ struct Stages {
     overlap: bool,
     /// Make each row's [`Record`] (on the builder's thread).
     records: bool,
+}
+
+impl Stages {
+    /// [`build`]: records, on the calling thread.
+    const PLAIN: Stages = Stages {
+        overlap: false,
+        records: true,
+    };
+    /// [`build_overlapped`]: records, three threads.
+    const OVERLAPPED: Stages = Stages {
+        overlap: true,
+        records: true,
+    };
+    /// [`build_tables_overlapped`]: the table itself, three threads.
+    const TABLES: Stages = Stages {
+        overlap: true,
+        records: false,
+    };
 }
 
 /// What the builder hands on: a chunk of the table, or its records when

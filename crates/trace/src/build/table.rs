@@ -38,6 +38,7 @@ pub(super) type NameMap = HashMap<(StrRef, Option<StrRef>), Names>;
 
 /// What the enclosing ranges of a set of kernels say, worked out once for
 /// all of them.
+#[derive(Clone, Default)]
 pub(super) struct Context<'t> {
     /// What the markers say; `layer` and `trace` from the PyTorch
     /// profiler's own fields where it has them.
@@ -94,7 +95,8 @@ impl<'t> Table<'t> {
     /// Row `i` as a [`Record`] (`None` past the end).
     pub fn record(&self, i: usize) -> Option<Record<'t>> {
         let mut r = self.record_shell(i)?;
-        self.fill_lists(&mut r, self.rows.get(i)?.context as usize);
+        let ctx = self.contexts.get(self.rows.get(i)?.context as usize)?;
+        lists_into(&mut r, ctx.clone());
         Some(r)
     }
 
@@ -114,28 +116,6 @@ impl<'t> Table<'t> {
             stack_cut_bytes: ctx.shaped.cut_bytes,
             ..self.bare(row)
         })
-    }
-
-    /// Copy context `ctx`'s lists into `r`.
-    fn fill_lists(&self, r: &mut Record<'t>, ctx: usize) {
-        let Some(ctx) = self.contexts.get(ctx) else {
-            return;
-        };
-        let c = &ctx.classified;
-        let s = &ctx.shaped;
-        r.layer.clone_from(&c.layer);
-        r.trace.clone_from(&c.trace);
-        r.repr_markers.clone_from(&c.repr);
-        r.marker.clone_from(&c.marker);
-        r.first_marker.clone_from(&c.first_marker);
-        r.seq_marker.clone_from(&c.seq_marker);
-        r.mod_.clone_from(&c.mod_);
-        r.op.clone_from(&c.op);
-        r.stack.clone_from(&s.stack);
-        r.stack_names.clone_from(&s.names);
-        r.stack_stock.clone_from(&ctx.stock);
-        r.domains.clone_from(&s.domains);
-        r.stack_runs.clone_from(&s.runs);
     }
 
     /// Every row as a [`Record`], in order.
@@ -166,25 +146,14 @@ impl<'t> Table<'t> {
                 continue;
             };
             *u -= 1;
-            if *u == 0 {
-                let c = &mut ctx.classified;
-                let s = &mut ctx.shaped;
-                r.layer = std::mem::take(&mut c.layer);
-                r.trace = std::mem::take(&mut c.trace);
-                r.repr_markers = std::mem::take(&mut c.repr);
-                r.marker = std::mem::take(&mut c.marker);
-                r.first_marker = c.first_marker.take();
-                r.seq_marker = std::mem::take(&mut c.seq_marker);
-                r.mod_ = std::mem::take(&mut c.mod_);
-                r.op = std::mem::take(&mut c.op);
-                r.stack = std::mem::take(&mut s.stack);
-                r.stack_names = std::mem::take(&mut s.names);
-                r.stack_stock = std::mem::take(&mut ctx.stock);
-                r.domains = std::mem::take(&mut s.domains);
-                r.stack_runs = std::mem::take(&mut s.runs);
+            // the last record of a context takes its lists, the others a
+            // copy
+            let ctx = if *u == 0 {
+                std::mem::take(ctx)
             } else {
-                self.fill_lists(&mut r, row.context as usize);
-            }
+                ctx.clone()
+            };
+            lists_into(&mut r, ctx);
             out.push(r);
         }
         out
@@ -312,4 +281,27 @@ impl<'t> Table<'t> {
             ..Record::default()
         }
     }
+}
+
+/// Move context `ctx`'s lists into record `r`: the one place that says
+/// which record field each list fills.
+fn lists_into<'t>(r: &mut Record<'t>, ctx: Context<'t>) {
+    let Context {
+        classified: c,
+        shaped: s,
+        stock,
+    } = ctx;
+    r.layer = c.layer;
+    r.trace = c.trace;
+    r.repr_markers = c.repr;
+    r.marker = c.marker;
+    r.first_marker = c.first_marker;
+    r.seq_marker = c.seq_marker;
+    r.mod_ = c.mod_;
+    r.op = c.op;
+    r.stack = s.stack;
+    r.stack_names = s.names;
+    r.stack_stock = stock;
+    r.domains = s.domains;
+    r.stack_runs = s.runs;
 }
