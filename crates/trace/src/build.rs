@@ -387,10 +387,6 @@ fn build_with<'n, T: Send, E: From<Error>>(
             HashMap::with_capacity_and_hasher(chunk.len(), Default::default());
         for &ki in chunk {
             let k = &trace.kernels[ki as usize];
-            let key = match k.launch {
-                None => NO_LAUNCH,
-                Some(li) => u64::from(enclosing.node(li).unwrap_or(u32::MAX)),
-            };
             let context = if compat && let Some(li) = k.launch {
                 let l = &trace.launches[li as usize];
                 let ranges = enclosing.of(li);
@@ -410,6 +406,10 @@ fn build_with<'n, T: Send, E: From<Error>>(
                 });
                 inputs.len() as u32 - 1
             } else {
+                let key = match k.launch {
+                    None => NO_LAUNCH,
+                    Some(li) => u64::from(enclosing.node(li).unwrap_or(u32::MAX)),
+                };
                 *by_key.entry(key).or_insert_with(|| {
                     inputs.push(Input {
                         launch: k.launch,

@@ -114,7 +114,7 @@ impl<'t> Table<'t> {
             dir: Dir::of(c.bprop),
             stack_cut: ctx.shaped.cut,
             stack_cut_bytes: ctx.shaped.cut_bytes,
-            ..self.bare(row)
+            ..self.bare(row, self.names_of(row))
         })
     }
 
@@ -209,35 +209,34 @@ impl<'t> Table<'t> {
                     cut_bytes: s.cut_bytes,
                 },
             );
-            let names = self.trace.kernels.get(row.kernel as usize).and_then(|k| {
-                self.names
-                    .get(&super::name_key(k, self.compat))
-                    .map(|n| (&*n.short_json, &*n.long_json))
-            });
+            let names = self.names_of(row);
             let shared = Shared {
-                short_name: names.map(|n| n.0),
+                short_name: names.map(|n| &*n.short_json),
                 markers: Some(&markers),
                 seq: Some(&seq),
                 ops: Some(&ops),
-                long_name: names.map(|n| n.1),
+                long_name: names.map(|n| &*n.long_json),
                 stack: Some(&stack),
             };
-            self.bare(row).write_json_shared(out, &shared);
+            self.bare(row, names).write_json_shared(out, &shared);
         }
     }
 
-    /// The record of `row` with its kernel's own fields and every list
-    /// empty.
-    fn bare(&self, row: &Row) -> Record<'t> {
+    /// The names of `row`'s kernel.
+    fn names_of(&self, row: &Row) -> Option<&'t Names> {
+        let k = self.trace.kernels.get(row.kernel as usize)?;
+        self.names.get(&super::name_key(k, self.compat))
+    }
+
+    /// The record of `row` with its kernel's own fields (`names`: its
+    /// kernel's, [`Table::names_of`]) and every list empty.
+    fn bare(&self, row: &Row, names: Option<&'t Names>) -> Record<'t> {
         let trace = self.trace;
         let Some(k) = trace.kernels.get(row.kernel as usize) else {
             return Record::default();
         };
         let compat = self.compat;
-        let (long, short) = self
-            .names
-            .get(&super::name_key(k, compat))
-            .map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
+        let (long, short) = names.map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
         let launch = k.launch.and_then(|l| trace.launches.get(l as usize));
         let pid = launch.map(|l| l.pid);
         let dev = trace.device(k.device, pid);
