@@ -242,63 +242,51 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
     let max = v.data.nvtx_max_ns;
     let names = &v.data.names;
     let of_style = |r: &&NvtxRow| style.is_none_or(|s| s == r.style);
-    let (pairs, mut rows, grand) = std::thread::scope(|sc| {
-        // nsys: total (desc); ties in GROUP BY order, the name's bytes and
-        // style (names by ranks, worked out on a second thread while the
-        // pairs are made, sorted and summed; over every range of the style,
-        // a superset of the pairs' names, which orders them as their own
-        // ranks do)
-        let ranker =
-            sc.spawn(move || rank_names(names, ranges.iter().filter(of_style).map(|r| r.name)));
-        // (name, style) and duration, grouped by sorting (a map of millions
-        // of groups with a vector each cost more)
-        let mut pairs: Vec<((NameId, Option<RangeStyle>), i64)> = ranges
-            .iter()
-            .filter(of_style)
-            .filter_map(|r| {
-                let end = r.end_ns.or(max)?;
-                let key = (r.name, style.is_none().then_some(r.style));
-                Some((key, end.saturating_sub(r.start_ns)))
-            })
-            .collect();
-        pairs.par_sort_unstable();
-        // (total, name and style, start and length of the run in `pairs`)
-        let mut rows: Vec<(i64, u64, u32, u32)> = Vec::new();
-        let mut grand = 0i128;
-        let mut i = 0;
-        while i < pairs.len() {
-            let key = pairs[i].0;
-            let mut j = i;
-            let mut sum = 0i128;
-            while j < pairs.len() && pairs[j].0 == key {
-                sum += i128::from(pairs[j].1);
-                j += 1;
-            }
-            // as Stat's total: the exact sum, saturated
-            let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
-            grand += i128::from(total);
-            rows.push((
-                total,
-                u64::from(key.0) << 2 | u64::from(style_code(key.1)),
-                i as u32,
-                (j - i) as u32,
-            ));
-            i = j;
+    // (name, style) and duration, grouped by sorting (a map of millions
+    // of groups with a vector each cost more)
+    let mut pairs: Vec<((NameId, Option<RangeStyle>), i64)> = ranges
+        .iter()
+        .filter(of_style)
+        .filter_map(|r| {
+            let end = r.end_ns.or(max)?;
+            let key = (r.name, style.is_none().then_some(r.style));
+            Some((key, end.saturating_sub(r.start_ns)))
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    // (total, name and style, start and length of the run in `pairs`)
+    let mut rows: Vec<(i64, u64, u32, u32)> = Vec::new();
+    let mut grand = 0i128;
+    let mut i = 0;
+    while i < pairs.len() {
+        let key = pairs[i].0;
+        let mut j = i;
+        let mut sum = 0i128;
+        while j < pairs.len() && pairs[j].0 == key {
+            sum += i128::from(pairs[j].1);
+            j += 1;
         }
-        let rank = match ranker.join() {
-            Ok(r) => r,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        // the name's rank in place of the name
-        rows.par_iter_mut().for_each(|r| {
-            let name = (r.1 >> 2) as NameId;
-            let rank = rank.get(name as usize).copied().unwrap_or(u32::MAX);
-            r.1 = u64::from(rank) << 2 | (r.1 & 3);
-        });
-        drop(rank);
-        (pairs, rows, grand)
-    });
+        // as Stat's total: the exact sum, saturated
+        let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        grand += i128::from(total);
+        rows.push((
+            total,
+            u64::from(key.0) << 2 | u64::from(style_code(key.1)),
+            i as u32,
+            (j - i) as u32,
+        ));
+        i = j;
+    }
+    // nsys: total (desc); ties in GROUP BY order, the name's bytes and
+    // style. Rows of equal totals are put in that order run by run, only
+    // the names of a run ordered by their text (a rank of every name, made
+    // beside the grouping, held a sort key of 40 bytes per name at once:
+    // over a gigabyte on an export of 14 million distinct range names,
+    // most of which share no total with another row).
     rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
+    rows.par_chunk_by_mut(|a, b| a.0 == b.0)
+        .filter(|run| run.len() > 1)
+        .for_each(|run| order_tied(names, run));
     // the runs in output order, packed (collected in place: the sort keys'
     // memory is reused, not held beside the rows below)
     let runs: Vec<u64> = rows
@@ -332,6 +320,28 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         grand,
     }));
     t
+}
+
+/// Rows of one total (`(total, name << 2 | style, ..)`, sorted by that
+/// key) put in nsys's order, by the name's bytes and then the style; each
+/// row's name is replaced by its rank among the run's names.
+fn order_tied(names: &Names, run: &mut [(i64, u64, u32, u32)]) {
+    let name_of = |r: &(i64, u64, u32, u32)| (r.1 >> 2) as NameId;
+    // a name's rows are adjacent (the run is sorted by name, then style)
+    let mut ids: Vec<NameId> = run.iter().map(name_of).collect();
+    ids.dedup();
+    if ids.len() > 1 {
+        sort_by_text(names, &mut ids);
+    }
+    let mut rank: Vec<(NameId, u32)> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+    rank.sort_unstable();
+    for r in run.iter_mut() {
+        let name = name_of(r);
+        let at = rank.partition_point(|p| p.0 < name);
+        let k = rank.get(at).map_or(u32::MAX, |p| p.1);
+        r.1 = u64::from(k) << 2 | (r.1 & 3);
+    }
+    run.sort_unstable_by_key(|r| r.1);
 }
 
 /// A range as nsys's kernel and projection reports index it: only ranges
