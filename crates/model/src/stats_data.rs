@@ -330,30 +330,82 @@ impl RangeStyle {
     }
 }
 
-/// One NVTX range.
+/// One NVTX range. 56 bytes: an export can hold tens of millions (the
+/// end and the domain are kept without `Option`'s padding, behind
+/// [`NvtxRow::end_ns`] and [`NvtxRow::domain`]).
 #[derive(Clone, Debug)]
 pub struct NvtxRow {
     /// Row id in the file (nsys `rowid`), the range's id in trace reports.
     pub id: i64,
     /// Start, ns.
     pub start_ns: i64,
-    /// End, ns; `None` for a range still open when the capture stopped.
-    pub end_ns: Option<i64>,
-    /// Name as nsys prints it: `DOMAIN:text` for ranges in a named domain.
-    pub name: NameId,
-    /// Push/pop or start/end.
-    pub style: RangeStyle,
+    /// End, ns (meaningless when `open`).
+    end: i64,
     /// Process id.
     pub pid: u64,
     /// Thread id (the thread that pushed or started it).
     pub tid: u64,
-    /// True for a start/end range that ended on another thread.
-    pub ends_elsewhere: bool,
+    /// Name as nsys prints it: `DOMAIN:text` for ranges in a named domain.
+    pub name: NameId,
     /// The range's own text and domain name (for `--filter-nvtx`, which
     /// writes `TEXT@DOMAIN`).
     pub text: NameId,
+    /// Domain name ([`NO_DOMAIN`]: none).
+    domain: NameId,
+    /// Push/pop or start/end.
+    pub style: RangeStyle,
+    /// True for a start/end range that ended on another thread.
+    pub ends_elsewhere: bool,
+    /// Still open when the capture stopped.
+    open: bool,
+}
+
+/// [`NvtxRow::domain`]'s "none" (no id is `u32::MAX`).
+const NO_DOMAIN: NameId = NameId::MAX;
+
+impl NvtxRow {
+    /// A range of `style` on thread `(pid, tid)`, ending at `end` (`None`:
+    /// still open when the capture stopped); its name and text are `text`,
+    /// in no domain, and it ends on its own thread.
+    pub fn new(
+        id: i64,
+        start_ns: i64,
+        end: Option<i64>,
+        style: RangeStyle,
+        (pid, tid): (u64, u64),
+        text: NameId,
+    ) -> NvtxRow {
+        NvtxRow {
+            id,
+            start_ns,
+            end: end.unwrap_or(0),
+            pid,
+            tid,
+            name: text,
+            text,
+            domain: NO_DOMAIN,
+            style,
+            ends_elsewhere: false,
+            open: end.is_none(),
+        }
+    }
+
+    /// End, ns; `None` for a range still open when the capture stopped.
+    #[inline]
+    pub fn end_ns(&self) -> Option<i64> {
+        (!self.open).then_some(self.end)
+    }
+
     /// Domain name, when the range is in a named domain.
-    pub domain: Option<NameId>,
+    #[inline]
+    pub fn domain(&self) -> Option<NameId> {
+        (self.domain != NO_DOMAIN).then_some(self.domain)
+    }
+
+    /// Set the domain name (`None`: no named domain).
+    pub fn set_domain(&mut self, domain: Option<NameId>) {
+        self.domain = domain.unwrap_or(NO_DOMAIN);
+    }
 }
 
 /// One OS runtime call (nsys `OSRT_API`).
@@ -533,6 +585,23 @@ pub fn strip_api_version(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvtx_row_keeps_open_ends_and_domains_in_56_bytes() {
+        // tens of millions on a large export: the size is the point
+        assert!(std::mem::size_of::<NvtxRow>() <= 56);
+        let mut r = NvtxRow::new(1, 10, None, RangeStyle::StartEnd, (3, 4), 7);
+        assert_eq!((r.end_ns(), r.domain(), r.name, r.text), (None, None, 7, 7));
+        // an end of 0 and a domain of id 0 are values, not "none"
+        let mut closed = NvtxRow::new(2, -5, Some(0), RangeStyle::PushPop, (3, 4), 8);
+        closed.set_domain(Some(0));
+        assert_eq!((closed.end_ns(), closed.domain()), (Some(0), Some(0)));
+        r.set_domain(Some(9));
+        r.set_domain(None);
+        assert_eq!(r.domain(), None);
+        let far = NvtxRow::new(3, 0, Some(i64::MIN), RangeStyle::PushPop, (0, 0), 0);
+        assert_eq!(far.end_ns(), Some(i64::MIN));
+    }
 
     #[test]
     fn strips_like_nsys() {

@@ -400,7 +400,7 @@ pub fn find_nvtx_window(data: &StatsData, spec: &str) -> Result<Window, String> 
         .iter()
         .filter(|r| {
             let text = data.names.get(r.text);
-            match r.domain {
+            match r.domain() {
                 Some(d) => {
                     let dn = data.names.get(d);
                     name.len() == text.len() + 1 + dn.len()
@@ -420,7 +420,7 @@ pub fn find_nvtx_window(data: &StatsData, spec: &str) -> Result<Window, String> 
         ));
     };
     let end = r
-        .end_ns
+        .end_ns()
         .or(data.nvtx_max_ns)
         .unwrap_or(r.start_ns)
         .max(r.start_ns);
@@ -476,7 +476,7 @@ impl<'a> View<'a> {
                 w.overlaps(a.start_ns, Some(a.end_ns)) && w.cpu_thread_ok(a.pid, a.tid)
             }),
             nvtx: keep(&data.nvtx, window, |w, r| {
-                w.overlaps(r.start_ns, r.end_ns) && w.cpu_thread_ok(r.pid, r.tid)
+                w.overlaps(r.start_ns, r.end_ns()) && w.cpu_thread_ok(r.pid, r.tid)
             }),
             osrt: keep(&data.osrt, window, |w, o| {
                 w.overlaps(o.start_ns, Some(o.end_ns)) && w.cpu_thread_ok(o.pid, o.tid)

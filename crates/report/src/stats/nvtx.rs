@@ -248,7 +248,7 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         .iter()
         .filter(of_style)
         .filter_map(|r| {
-            let end = r.end_ns.or(max)?;
+            let end = r.end_ns().or(max)?;
             let key = (r.name, style.is_none().then_some(r.style));
             Some((key, end.saturating_sub(r.start_ns)))
         })
@@ -333,7 +333,11 @@ fn order_tied(names: &Names, run: &mut [(i64, u64, u32, u32)]) {
     if ids.len() > 1 {
         sort_by_text(names, &mut ids);
     }
-    let mut rank: Vec<(NameId, u32)> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+    let mut rank: Vec<(NameId, u32)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| (id, i as u32))
+        .collect();
     rank.sort_unstable();
     for r in run.iter_mut() {
         let name = name_of(r);
@@ -419,7 +423,7 @@ impl RangeTable for Ranges<'_> {
         Some(Ridx {
             id: r.id,
             start: r.start_ns,
-            end: r.end_ns.or(self.max)?,
+            end: r.end_ns().or(self.max)?,
             pid: r.pid,
             tid: r.tid,
             name: r.name,
@@ -432,7 +436,7 @@ impl RangeTable for Ranges<'_> {
         Ridx {
             id: r.id,
             start: r.start_ns,
-            end: r.end_ns.or(self.max).unwrap_or(i64::MIN),
+            end: r.end_ns().or(self.max).unwrap_or(i64::MIN),
             pid: r.pid,
             tid: r.tid,
             name: r.name,

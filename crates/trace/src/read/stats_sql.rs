@@ -932,18 +932,16 @@ fn intern_batch(
             PendingText::Inline(..) => inline.next().copied().unwrap_or(NO_TEXT),
             PendingText::None => NO_TEXT,
         };
-        out.push(NvtxRow {
-            id: p.id,
-            start_ns: p.start,
-            end_ns: p.end,
-            name: text,
-            style: p.style,
-            pid: pid_of(p.g),
-            tid: tid_of(p.g),
-            ends_elsewhere: p.ends_elsewhere,
+        let mut row = NvtxRow::new(
+            p.id,
+            p.start,
+            p.end,
+            p.style,
+            (pid_of(p.g), tid_of(p.g)),
             text,
-            domain: None,
-        });
+        );
+        row.ends_elsewhere = p.ends_elsewhere;
+        out.push(row);
         raw_domains.push(p.domain);
     }
     batch.text.clear();
@@ -1292,11 +1290,11 @@ fn read_nvtx(
         } else {
             row.name = row.text;
         }
-        row.domain = domain;
+        row.set_domain(domain);
     }
     drop(raw_domains);
     data.drop_rows("NVTX range rows with a NULL start", nulls);
-    let open = out.iter().filter(|r| r.end_ns.is_none()).count();
+    let open = out.iter().filter(|r| r.end_ns().is_none()).count();
     if open > 0 {
         data.notes.push(format!(
             "{open} NVTX ranges were still open when the capture stopped: they end at the last \
@@ -1531,22 +1529,21 @@ pub fn from_trace(trace: &Trace) -> StatsData {
             None => text,
         };
         let t = thread(r.thread);
-        nvtx.push(NvtxRow {
-            id: i as i64 + 1,
-            start_ns: r.start_ns,
-            end_ns: Some(r.end_ns),
-            name,
-            style: RangeStyle::PushPop,
-            pid: t.pid,
-            tid: t.tid,
-            ends_elsewhere: false,
+        let mut row = NvtxRow::new(
+            i as i64 + 1,
+            r.start_ns,
+            Some(r.end_ns),
+            RangeStyle::PushPop,
+            (t.pid, t.tid),
             text,
-            domain,
-        });
+        );
+        row.name = name;
+        row.set_domain(domain);
+        nvtx.push(row);
     }
     let max = nvtx
         .iter()
-        .map(|r| r.end_ns.unwrap_or(r.start_ns).max(r.start_ns))
+        .map(|r| r.end_ns().unwrap_or(r.start_ns).max(r.start_ns))
         .max();
     data.nvtx_max_ns = max;
     data.nvtx_range_max_ns = max;
