@@ -438,3 +438,123 @@ fn copy_set_and_sync_rows_without_times_are_counted() {
         "{err}"
     );
 }
+
+/// `no_kernels`, the `mem` view's read: the kernel table is counted and
+/// joined to its launch calls but no kernel is kept. The counts are SQL's;
+/// the launches, ranges (open ones included), copies, notes and devices
+/// are the full read's. Two real exports (one without a GPU table, whose
+/// note depends on there being kernels), and a synthetic one (made here)
+/// whose last event is a kernel, so that an open range ends at an unread
+/// kernel's end, with a kernel without a launch call and one that ends
+/// before it starts.
+#[test]
+fn no_kernels_counts_and_joins_as_the_full_read() {
+    use rprof_testkit::{Synth, SynthKernel, SynthRange};
+    let dir = tempfile::tempdir().unwrap();
+    let synth = dir.path().join("synth.sqlite");
+    let mut s = Synth::default();
+    s.kernels.push(SynthKernel::new("k_first", 1_000, 1_500, 1));
+    let mut orphan = SynthKernel::new("k_orphan", 2_000, 2_500, 2);
+    orphan.launch = None;
+    s.kernels.push(orphan);
+    s.kernels.push(SynthKernel::new("k_backwards", 3_000, 2_900, 3));
+    // the last event of the capture
+    s.kernels.push(SynthKernel::new("k_last", 4_000, 90_000, 4));
+    let mut open = SynthRange::push("open", 500, 0);
+    open.end = None;
+    s.ranges.push(open);
+    s.ranges.push(SynthRange::push("closed", 800, 3_500));
+    s.write_nsys(&synth).unwrap();
+
+    let files = [
+        synth.clone(),
+        fixture("nsys-ai/mfu_2gpu_before.sqlite"),
+        fixture("mordred/report1_2021.sqlite"),
+    ];
+    for path in &files {
+        let opts = ReadOptions {
+            memops: true,
+            api_calls: true,
+            all_ranges: true,
+            mem_events: true,
+            ..ReadOptions::default()
+        };
+        let full = read(path, opts).unwrap();
+        let lean = read(
+            path,
+            ReadOptions {
+                no_kernels: true,
+                ..opts
+            },
+        )
+        .unwrap();
+        let f = path.display();
+        assert!(lean.kernels.is_empty(), "{f}");
+        assert_eq!(lean.kernel_count(), full.kernels.len() as u64, "{f}");
+
+        // the counts, by SQL
+        let db = rusqlite::Connection::open(path).unwrap();
+        let k = "CUPTI_ACTIVITY_KIND_KERNEL";
+        let rows = sql_i64(&db, &format!("SELECT count(*) FROM {k}"));
+        let backwards = sql_i64(&db, &format!("SELECT count(*) FROM {k} WHERE \"end\" <= start"));
+        let unlaunched = sql_i64(
+            &db,
+            &format!(
+                "SELECT count(*) FROM {k} AS k WHERE NOT EXISTS (SELECT 1 FROM \
+                 CUPTI_ACTIVITY_KIND_RUNTIME AS r WHERE r.correlationId = k.correlationId \
+                 AND (r.globalTid >> 24) = (k.globalPid >> 24))"
+            ),
+        );
+        let s = &lean.stats;
+        assert_eq!(s.kernel_rows as i64, rows, "{f}");
+        assert_eq!(s.kernels_unread as i64, rows, "{f}");
+        assert_eq!(s.non_positive_duration as i64, backwards, "{f}");
+        assert_eq!(s.without_launch as i64, unlaunched, "{f}");
+        // everything else as the full read has it
+        let mut same = lean.stats.clone();
+        same.kernels_unread = 0;
+        assert_eq!(same, full.stats, "{f}");
+        let launch = |t: &Trace| -> Vec<(i64, i64, u64, i64, Option<String>)> {
+            t.launches
+                .iter()
+                .map(|l| {
+                    let api = l.api.map(|a| t.strings.get(a).to_owned());
+                    (l.start_ns, l.end_ns, l.thread, l.correlation, api)
+                })
+                .collect()
+        };
+        assert_eq!(launch(&lean), launch(&full), "{f}");
+        let range = |t: &Trace| -> Vec<(i64, i64, u64, String)> {
+            t.ranges
+                .iter()
+                .map(|r| (r.start_ns, r.end_ns, r.thread, t.range_name(r).to_owned()))
+                .collect()
+        };
+        assert_eq!(range(&lean), range(&full), "{f}");
+        let copy = |t: &Trace| -> Vec<(i64, i64, Option<u32>)> {
+            t.memops.iter().map(|m| (m.start_ns, m.end_ns, m.launch)).collect()
+        };
+        assert_eq!(copy(&lean), copy(&full), "{f}");
+        assert_eq!(lean.api_calls.len(), full.api_calls.len(), "{f}");
+        assert_eq!(lean.notes, full.notes, "{f}");
+        assert_eq!(lean.devices.len(), full.devices.len(), "{f}");
+    }
+    // the synthetic export: what the test set up
+    let lean = read(
+        &synth,
+        ReadOptions {
+            no_kernels: true,
+            ..ReadOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((lean.stats.kernel_rows, lean.stats.without_launch), (4, 1));
+    assert_eq!(lean.stats.non_positive_duration, 1);
+    let open = lean
+        .ranges
+        .iter()
+        .find(|r| lean.range_name(r) == "open")
+        .unwrap();
+    // the end of capture: the unread last kernel's end
+    assert_eq!(open.end_ns, 90_000);
+}

@@ -22,7 +22,7 @@ pub fn name(trace: &Trace) -> String {
 /// were not asked for or are empty are left out), and the kernels without
 /// a launch call.
 pub fn trace_headline(trace: &Trace) -> String {
-    let mut parts = vec![format!("{} kernels", trace.kernels.len())];
+    let mut parts = vec![format!("{} kernels", trace.kernel_count())];
     for (n, what) in [
         (trace.memops.len(), "copies and sets"),
         (trace.api_calls.len(), "API calls"),

@@ -164,6 +164,7 @@ pub fn load(
             syncs,
             no_ranges: false,
             no_launches: false,
+            no_kernels: false,
         },
     )?;
     drop(reading);

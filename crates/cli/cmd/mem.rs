@@ -172,6 +172,8 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             syncs: false,
             no_ranges: false,
             no_launches: false,
+            // the view never looks at a kernel: counted, not kept
+            no_kernels: true,
         },
     )?;
     // a piped profile is named as given (`-`), not by its temporary copy

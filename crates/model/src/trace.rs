@@ -838,6 +838,9 @@ pub struct ReadStats {
     pub non_positive_duration: u64,
     /// Kernels without a launch call.
     pub without_launch: u64,
+    /// Kernels counted but not kept (read with `no_kernels`): they are
+    /// not in [`Trace::kernels`].
+    pub kernels_unread: u64,
     /// NVTX rows in the file (any thread, any type).
     pub nvtx_rows: u64,
     /// NVTX ranges kept (on threads that launched kernels).
@@ -932,6 +935,12 @@ impl Trace {
             stats: ReadStats::default(),
             notes: Vec::new(),
         }
+    }
+
+    /// How many kernels the file has (rows with a start and an end),
+    /// whether or not they were kept in [`Trace::kernels`].
+    pub fn kernel_count(&self) -> u64 {
+        self.kernels.len() as u64 + self.stats.kernels_unread
     }
 
     /// The typed id of a thread key of this file.

@@ -66,9 +66,9 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
             })??),
             None => None,
         };
-        let mut trace = main?;
+        let (mut trace, unread_end) = main?;
         if let Some(raw) = nvtx {
-            let capture_end = capture_end(db, &trace.kernels, &trace.launches);
+            let capture_end = capture_end(db, &trace.kernels, &trace.launches).max(unread_end);
             merge_nvtx(raw, &mut trace, capture_end, opts.all_ranges);
         }
         Ok(trace)
@@ -79,7 +79,13 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
 type ReadAhead<'s> = std::thread::ScopedJoinHandle<'s, Result<(Vec<RuntimeRow>, bool)>>;
 
 /// Everything but NVTX; the API table's rows from `ahead` when given.
-fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result<Trace> {
+/// With it, the latest end of the kernels counted but not kept
+/// (`no_kernels`; `i64::MIN` if none), which the end of capture includes.
+fn read_main(
+    db: &Db,
+    opts: ReadOptions,
+    ahead: Option<ReadAhead<'_>>,
+) -> Result<(Trace, i64)> {
     let mut strings = StrPool::new();
     let mut notes = Vec::new();
     let mut missing = Vec::new();
@@ -89,7 +95,15 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
     strings.load_file_strings(rows);
 
     let producer = producer(db);
+    // `no_kernels`: each kernel's join key in place of the kernel
+    let mut unread: Vec<(u64, i64)> = Vec::new();
+    let mut unread_end = i64::MIN;
     let mut kernels = match db.resolve("CUPTI_ACTIVITY_KIND_KERNEL") {
+        Some(t) if opts.no_kernels => {
+            (unread, unread_end) = count_kernels(db, &t, &mut stats)?;
+            stats.kernels_unread = unread.len() as u64;
+            Vec::new()
+        }
         // (in halves: when the NVTX halves are read beside it they end
         // first, and the kernels' second half keeps the other core busy
         // while this thread reads on)
@@ -124,9 +138,19 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
                 })??),
                 None => None,
             };
-            read_launches(db, &t, &mut kernels, &mut memops, &mut strings, all, ahead)?
+            let side = if opts.no_kernels {
+                KernelSide::Keys(&unread)
+            } else {
+                KernelSide::Kernels(&mut kernels)
+            };
+            let (launches, unlaunched) =
+                read_launches(db, &t, side, &mut memops, &mut strings, all, ahead)?;
+            stats.without_launch = unlaunched;
+            launches
         }
         None => {
+            // none is joined
+            stats.without_launch = kernels.len() as u64 + stats.kernels_unread;
             if opts.api_calls {
                 missing.push("CUDA API calls: no CUPTI_ACTIVITY_KIND_RUNTIME table".to_owned());
             }
@@ -136,11 +160,14 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
             Vec::new()
         }
     };
-    if !opts.no_launches || opts.api_calls {
-        stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
+    if opts.no_launches && !opts.api_calls {
+        // not joined, so not counted (`ReadOptions::no_launches`)
+        stats.without_launch = 0;
     }
+    drop(unread);
     stats.api_calls = api_calls.len() as u64;
-    let devices = read_devices(db, &kernels, &launches, &mut notes)?;
+    let any_kernels = !kernels.is_empty() || stats.kernels_unread > 0;
+    let devices = read_devices(db, any_kernels, &mut notes)?;
     let mem_events = if opts.mem_events {
         match db.resolve("CUDA_GPU_MEMORY_USAGE_EVENTS") {
             Some(t) => read_mem_events(db, &t, &mut stats)?,
@@ -196,7 +223,50 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
     trace.missing = missing;
     trace.stats = stats;
     trace.notes = notes;
-    Ok(trace)
+    Ok((trace, unread_end))
+}
+
+/// The kernel table scanned for what [`ReadOptions::no_kernels`] keeps:
+/// each kernel's join key (process bits, correlation id) as
+/// [`read_launches`] takes it from a kernel, in scan order, and the latest
+/// end; rows are counted into `stats` as [`scan_kernels`] counts them.
+fn count_kernels(db: &Db, table: &str, stats: &mut ReadStats) -> Result<(Vec<(u64, i64)>, i64)> {
+    let (list, _) = db.select_list(
+        table,
+        &["start", "end", "correlationId", "globalPid"],
+        &["start", "end"],
+    )?;
+    let mut keys = with_room(row_count_hint(db, table));
+    let mut last_end = i64::MIN;
+    let sql = format!("SELECT {list} FROM \"{table}\"");
+    let mut run = || -> rusqlite::Result<()> {
+        let mut st = db.conn.prepare(&sql)?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            stats.kernel_rows += 1;
+            let (Some(start), Some(end)) = (int_at(r, 0)?, int_at(r, 1)?) else {
+                stats.skipped_null += 1;
+                continue;
+            };
+            if end <= start {
+                stats.non_positive_duration += 1;
+            }
+            last_end = last_end.max(end);
+            let correlation = int_at(r, 2)?.unwrap_or(-1);
+            let pid = int_at(r, 3)?.map_or(0, |p| p as u64);
+            keys.push((pid & PID_MASK, correlation));
+        }
+        Ok(())
+    };
+    run().map_err(|e| db.err(format!("reading table {table}"), e))?;
+    Ok((keys, last_end))
+}
+
+/// The kernels [`read_launches`] joins: the kernels themselves, whose
+/// `launch` it sets, or only their keys ([`count_kernels`]).
+enum KernelSide<'a> {
+    Kernels(&'a mut [Kernel]),
+    Keys(&'a [(u64, i64)]),
 }
 
 /// Wall-clock time of the session start: `utcEpochNs`, which is the
@@ -631,26 +701,30 @@ fn read_runtime_rows(path: &std::path::Path, table: &str) -> Result<(Vec<Runtime
     Ok((out, has_class))
 }
 
+/// The launch calls of `kernels` and `memops` (whose `launch` is set),
+/// and how many of the kernels have none.
 fn read_launches(
     db: &Db,
     table: &str,
-    kernels: &mut [Kernel],
+    mut kernels: KernelSide<'_>,
     memops: &mut [(MemOp, u64)],
     strings: &mut StrPool,
     all: Option<&mut Vec<ApiCall>>,
     read_ahead: Option<(Vec<RuntimeRow>, bool)>,
-) -> Result<Vec<Launch>> {
+) -> Result<(Vec<Launch>, u64)> {
     // (process bits, correlation id) → launch slot, in the order of each
     // key's first kernel (then copy or set)
-    let keys = kernels
+    let memop_keys = memops
         .iter()
-        .map(|k| (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation))
-        .chain(
-            memops
-                .iter()
-                .map(|(m, pid)| (pid & PID_MASK, m.correlation)),
-        );
-    let mut want = JoinIndex::new(keys);
+        .map(|(m, pid)| (pid & PID_MASK, m.correlation));
+    let mut want = match &kernels {
+        KernelSide::Kernels(ks) => JoinIndex::new(
+            ks.iter()
+                .map(|k| (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation))
+                .chain(memop_keys),
+        ),
+        KernelSide::Keys(keys) => JoinIndex::new(keys.iter().copied().chain(memop_keys)),
+    };
     // one slot per wanted launch; `start_ns == i64::MIN` marks an empty one
     const EMPTY: i64 = i64::MIN;
     let mut slots: Vec<Launch> = vec![
@@ -805,14 +879,24 @@ fn read_launches(
         let li = index[*want.slot_of.get(item)? as usize];
         (li != u32::MAX).then_some(li)
     };
-    let n = kernels.len();
-    for (i, k) in kernels.iter_mut().enumerate() {
-        k.launch = find(i);
-    }
+    let (n, unlaunched) = match &mut kernels {
+        KernelSide::Kernels(ks) => {
+            let mut none = 0u64;
+            for (i, k) in ks.iter_mut().enumerate() {
+                k.launch = find(i);
+                none += u64::from(k.launch.is_none());
+            }
+            (ks.len(), none)
+        }
+        KernelSide::Keys(keys) => (
+            keys.len(),
+            (0..keys.len()).filter(|&i| find(i).is_none()).count() as u64,
+        ),
+    };
     for (i, (m, _)) in memops.iter_mut().enumerate() {
         m.launch = find(n + i);
     }
-    Ok(launches)
+    Ok((launches, unlaunched))
 }
 
 /// The base name of API function `id` and whether it had a `_vNNNN` suffix,
@@ -1323,12 +1407,9 @@ fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64, all_threads: bo
     trace.ranges = ranges;
 }
 
-fn read_devices(
-    db: &Db,
-    kernels: &[Kernel],
-    launches: &[Launch],
-    notes: &mut Vec<String>,
-) -> Result<Vec<DeviceInfo>> {
+/// The GPUs of the export; `any_kernels`: whether it has kernels (without
+/// a GPU table, a note says what is unknown about them).
+fn read_devices(db: &Db, any_kernels: bool, notes: &mut Vec<String>) -> Result<Vec<DeviceInfo>> {
     let mut devices = Vec::new();
     if db.has_table("TARGET_INFO_GPU") {
         let gpu = read_target_info_gpu(db)?;
@@ -1352,15 +1433,9 @@ fn read_devices(
         }
     } else if db.has_table("TARGET_INFO_CUDA_GPU") {
         devices = read_target_info_cuda_gpu(db)?;
-    } else {
-        let used: HashSet<i64> = kernels.iter().map(|k| k.device).collect();
-        if !used.is_empty() {
-            notes.push(
-                "no GPU table (TARGET_INFO_GPU): device names and SM counts are unknown".into(),
-            );
-        }
+    } else if any_kernels {
+        notes.push("no GPU table (TARGET_INFO_GPU): device names and SM counts are unknown".into());
     }
-    let _ = launches;
     Ok(devices)
 }
 
