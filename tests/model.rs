@@ -465,6 +465,11 @@ fn no_kernels_counts_and_joins_as_the_full_read() {
     s.ranges.push(open);
     s.ranges.push(SynthRange::push("closed", 800, 3_500));
     s.write_nsys(&synth).unwrap();
+    // no session length: the end of capture is the last event's
+    rusqlite::Connection::open(&synth)
+        .unwrap()
+        .execute("DELETE FROM ANALYSIS_DETAILS", [])
+        .unwrap();
 
     let files = [
         synth.clone(),
