@@ -124,13 +124,17 @@ impl OutputArgs {
     }
 }
 
-/// Read a profile with API calls, copies and sets, ranges on every thread
-/// (and sync records when `syncs`), then find the innermost range
-/// enclosing each launch call (when `innermost`; else the list is empty
-/// and the ranges are only put in attribution order).
+/// Read a profile with copies and sets, with every API call and the ranges
+/// on every thread when `host` (else only the launch calls and the ranges
+/// on threads that launched work: a view of launches needs no more, and
+/// every call of a 3 M-kernel export was a quarter of a gigabyte), and
+/// sync records when `syncs`; then find the innermost range enclosing each
+/// launch call (when `innermost`; else the list is empty and the ranges
+/// are only put in attribution order).
 pub fn load(
     file: &Path,
     syncs: bool,
+    host: bool,
     innermost: bool,
     quiet: bool,
 ) -> anyhow::Result<(Trace, Vec<Option<u32>>)> {
@@ -158,8 +162,8 @@ pub fn load(
         ReadOptions {
             compat: false,
             memops: true,
-            api_calls: true,
-            all_ranges: true,
+            api_calls: host,
+            all_ranges: host,
             mem_events: false,
             syncs,
             no_ranges: false,

@@ -57,7 +57,7 @@ pub fn run(args: &IdleArgs) -> anyhow::Result<()> {
         top: args.top.min(100_000),
         ..IdleOptions::default()
     };
-    let (trace, _) = hostview::load(&args.file, true, false, args.out.quiet)?;
+    let (trace, _) = hostview::load(&args.file, true, true, false, args.out.quiet)?;
     let report = idle::compute(&trace, &opts);
     args.out.emit(
         &args.file,

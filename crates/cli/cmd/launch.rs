@@ -60,7 +60,9 @@ Examples:
   rprof launch net.sqlite --format parquet --table each -o launches.parquet";
 
 pub fn run(args: &LaunchArgs) -> anyhow::Result<()> {
-    let (trace, innermost) = hostview::load(&args.file, false, true, args.out.quiet)?;
+    // launches, their kernels and innermost ranges: no other API call, no
+    // range on a thread that launched nothing
+    let (trace, innermost) = hostview::load(&args.file, false, false, true, args.out.quiet)?;
     let each = args.table == CsvTable::Each;
     let report = launch::compute(&trace, &innermost, each);
     let table = match args.table {

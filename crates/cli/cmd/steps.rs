@@ -52,7 +52,7 @@ pub fn run(args: &StepsArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let (trace, innermost) = hostview::load(&args.file, false, true, args.out.quiet)?;
+    let (trace, innermost) = hostview::load(&args.file, false, true, true, args.out.quiet)?;
     let report = steps::compute(&trace, &StepOptions { pattern }, &innermost);
     // TSV and Parquet: the step rows; the CSV's `mean` line (a mean of
     // the rows, in fractional ns) is left out so that ns stay integers
