@@ -586,3 +586,29 @@ fn corpus_steps_and_idle_recomputed() {
         }
     }
 }
+
+/// What each view reads, as its stderr headline counts it (on an nsys
+/// export with kernels, launch calls, other API calls and ranges): `steps`
+/// and `idle` read every API call; `launch` only the launch calls, so its
+/// headline has kernels and ranges but no API calls; `mem` counts the
+/// kernels it does not keep, as many as the others read.
+#[test]
+fn each_view_reads_what_it_reports_on() {
+    let f = crate::util::fixture("nsys-ai/mfu_2gpu_before.sqlite");
+    let db = rusqlite::Connection::open(&f).unwrap();
+    let kernels: i64 = db
+        .query_row("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| r.get(0))
+        .unwrap();
+    let headline = |cmd: &str| -> String {
+        let out = run(rprof().arg(cmd).arg(&f));
+        assert!(out.status.success(), "{cmd}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        err.lines().next().unwrap_or("").to_owned()
+    };
+    for cmd in ["steps", "idle", "launch", "mem"] {
+        let h = headline(cmd);
+        assert!(h.contains(&format!(": {kernels} kernels")), "{cmd}: {h}");
+        assert!(h.contains(" ranges"), "{cmd}: {h}");
+        assert_eq!(h.contains(" API calls"), cmd != "launch", "{cmd}: {h}");
+    }
+}
