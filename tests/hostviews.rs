@@ -597,7 +597,9 @@ fn each_view_reads_what_it_reports_on() {
     let f = crate::util::fixture("nsys-ai/mfu_2gpu_before.sqlite");
     let db = rusqlite::Connection::open(&f).unwrap();
     let kernels: i64 = db
-        .query_row("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     let headline = |cmd: &str| -> String {
         let out = run(rprof().arg(cmd).arg(&f));

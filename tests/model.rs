@@ -457,7 +457,8 @@ fn no_kernels_counts_and_joins_as_the_full_read() {
     let mut orphan = SynthKernel::new("k_orphan", 2_000, 2_500, 2);
     orphan.launch = None;
     s.kernels.push(orphan);
-    s.kernels.push(SynthKernel::new("k_backwards", 3_000, 2_900, 3));
+    s.kernels
+        .push(SynthKernel::new("k_backwards", 3_000, 2_900, 3));
     // the last event of the capture
     s.kernels.push(SynthKernel::new("k_last", 4_000, 90_000, 4));
     let mut open = SynthRange::push("open", 500, 0);
@@ -501,7 +502,10 @@ fn no_kernels_counts_and_joins_as_the_full_read() {
         let db = rusqlite::Connection::open(path).unwrap();
         let k = "CUPTI_ACTIVITY_KIND_KERNEL";
         let rows = sql_i64(&db, &format!("SELECT count(*) FROM {k}"));
-        let backwards = sql_i64(&db, &format!("SELECT count(*) FROM {k} WHERE \"end\" <= start"));
+        let backwards = sql_i64(
+            &db,
+            &format!("SELECT count(*) FROM {k} WHERE \"end\" <= start"),
+        );
         let unlaunched = sql_i64(
             &db,
             &format!(
@@ -537,7 +541,10 @@ fn no_kernels_counts_and_joins_as_the_full_read() {
         };
         assert_eq!(range(&lean), range(&full), "{f}");
         let copy = |t: &Trace| -> Vec<(i64, i64, Option<u32>)> {
-            t.memops.iter().map(|m| (m.start_ns, m.end_ns, m.launch)).collect()
+            t.memops
+                .iter()
+                .map(|m| (m.start_ns, m.end_ns, m.launch))
+                .collect()
         };
         assert_eq!(copy(&lean), copy(&full), "{f}");
         assert_eq!(lean.api_calls.len(), full.api_calls.len(), "{f}");

@@ -316,4 +316,32 @@ fn nvtx_kern_sum_over_many_blocks() {
     got.sort();
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want);
+
+    // nvtx_gpu_proj_sum on the same export: nsys's order, total projected
+    // time descending, then the range's bytes, then the style; with ties
+    // of the total (the order of their names is then the point)
+    let out = run(rprof()
+        .args(["stats", "-q", "--json", "-r", "nvtx_gpu_proj_sum"])
+        .arg(&p));
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<(i64, String, String)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                -int(r, "Total Proj Time (ns)"),
+                text(r, "Range"),
+                text(r, "Style"),
+            )
+        })
+        .collect();
+    assert!(keys.len() > 300, "{} rows", keys.len());
+    assert!(
+        keys.windows(2).all(|w| w[0] < w[1]),
+        "proj rows out of order"
+    );
+    let tied = keys.windows(2).filter(|w| w[0].0 == w[1].0).count();
+    assert!(tied > 10, "{tied} ties");
 }

@@ -327,25 +327,41 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
 /// row's name is replaced by its rank among the run's names.
 fn order_tied(names: &Names, run: &mut [(i64, u64, u32, u32)]) {
     let name_of = |r: &(i64, u64, u32, u32)| (r.1 >> 2) as NameId;
-    // a name's rows are adjacent (the run is sorted by name, then style)
-    let mut ids: Vec<NameId> = run.iter().map(name_of).collect();
+    let ranks = tied_ranks(names, run.iter().map(name_of));
+    for r in run.iter_mut() {
+        let k = rank_in(&ranks, name_of(r));
+        r.1 = u64::from(k) << 2 | (r.1 & 3);
+    }
+    run.sort_unstable_by_key(|r| r.1);
+}
+
+/// The names `ids` (ascending; a name's repeats adjacent) ranked by their
+/// bytes, as (id, rank) sorted by id for [`rank_in`]. For the rows of one
+/// total only: ranking every name of a report at once held a sort key of
+/// 40 bytes per name (over a gigabyte on an export of 14 million distinct
+/// range names, most of which share no total with another row).
+fn tied_ranks(names: &Names, ids: impl Iterator<Item = NameId>) -> Vec<(NameId, u32)> {
+    let mut ids: Vec<NameId> = ids.collect();
     ids.dedup();
     if ids.len() > 1 {
         sort_by_text(names, &mut ids);
     }
-    let mut rank: Vec<(NameId, u32)> = ids
+    let mut ranks: Vec<(NameId, u32)> = ids
         .iter()
         .enumerate()
         .map(|(i, &id)| (id, i as u32))
         .collect();
-    rank.sort_unstable();
-    for r in run.iter_mut() {
-        let name = name_of(r);
-        let at = rank.partition_point(|p| p.0 < name);
-        let k = rank.get(at).map_or(u32::MAX, |p| p.1);
-        r.1 = u64::from(k) << 2 | (r.1 & 3);
-    }
-    run.sort_unstable_by_key(|r| r.1);
+    ranks.sort_unstable();
+    ranks
+}
+
+/// The rank of name `id` in `ranks` ([`tied_ranks`]; `u32::MAX` if absent).
+fn rank_in(ranks: &[(NameId, u32)], id: NameId) -> u32 {
+    let at = ranks.partition_point(|p| p.0 < id);
+    ranks
+        .get(at)
+        .filter(|p| p.0 == id)
+        .map_or(u32::MAX, |p| p.1)
 }
 
 /// A range as nsys's kernel and projection reports index it: only ranges
@@ -1025,21 +1041,12 @@ pub fn gpu_proj(v: &View<'_>, trace: bool) -> Table {
     if v.kernels.is_none() && v.memops.is_none() {
         return no_data(t, "GPU operation data");
     }
-    // (the scope of the thread that ranks the names, joined once the
-    // pairs are made and sorted)
-    std::thread::scope(|sc| proj_rows(t, v, api, (!trace).then_some(sc)))
+    proj_rows(t, v, api, trace)
 }
 
-/// [`gpu_proj`]'s rows; `ranker`: the scope to rank the names on (the sums
-/// only).
-fn proj_rows<'s>(
-    mut t: Table,
-    v: &'s View<'_>,
-    api: &'s [ApiRow],
-    ranker: Option<&'s std::thread::Scope<'s, '_>>,
-) -> Table {
-    let trace = ranker.is_none();
-    let (ranges, pr) = projection(v, api, ranker);
+/// [`gpu_proj`]'s rows: the trace's (`trace`) or the sums'.
+fn proj_rows(mut t: Table, v: &View<'_>, api: &[ApiRow], trace: bool) -> Table {
+    let (ranges, pr) = projection(v, api);
     let Projection {
         proj,
         nops,
@@ -1047,7 +1054,6 @@ fn proj_rows<'s>(
         children,
         parent,
         outside,
-        rank,
     } = pr;
     if trace {
         // the range stacks: past MAX_STACK levels (or once the total budget
@@ -1121,19 +1127,26 @@ fn proj_rows<'s>(
         }
     }
     starts.push(pairs.len());
-    // (a failed ranking thread: ranked here)
-    let rank = rank
-        .and_then(|h| h.join().ok())
-        .unwrap_or_else(|| rank_names(&v.data.names, pairs.iter().map(|p| p.name)));
-    // a row is its group's total, name rank and place among the pairs;
-    // its other figures are worked out as it is written (the whole row,
-    // 104 bytes, made millions of rows to fill and sort)
+    // a row is its group's total, name and place among the pairs; its
+    // other figures are worked out as it is written (the whole row, 104
+    // bytes, made millions of rows to fill and sort)
     let mut rows: Vec<ProjSumRow> = starts
         .par_windows(2)
-        .map(|w| proj_sum_row(&pairs, w[0]..w[1], &rank))
+        .map(|w| proj_sum_row(&pairs, w[0]..w[1]))
         .collect();
-    drop(rank);
-    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.total), r.rank, r.style));
+    // nsys: total (desc), then the name's bytes and the style; rows of
+    // equal totals are put in that order run by run (see `range_sum`)
+    let names = &v.data.names;
+    rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.total), r.name, r.style));
+    rows.par_chunk_by_mut(|a, b| a.total == b.total)
+        .filter(|run| run.len() > 1)
+        .for_each(|run| {
+            let ranks = tied_ranks(names, run.iter().map(|r| r.name));
+            for r in run.iter_mut() {
+                r.name = rank_in(&ranks, r.name);
+            }
+            run.sort_unstable_by_key(|r| (r.name, r.style));
+        });
     // the pairs in output order, each row's figures worked out from its
     // run of them as the row is written (made beforehand, in output
     // order, the rows' figures were 96 bytes a row of fresh memory; worked
@@ -1176,7 +1189,7 @@ fn proj_rows<'s>(
 }
 
 /// What `nvtx_gpu_proj_sum` and `_trace` know of each range.
-struct Projection<'s> {
+struct Projection {
     /// first start, last end of the range's GPU operations
     proj: Vec<Option<(i64, i64)>>,
     /// distinct correlation ids
@@ -1188,19 +1201,10 @@ struct Projection<'s> {
     /// operations launched outside every range: first start, last end,
     /// their correlation ids, pid and tid of the first such call
     outside: Option<(i64, i64, Vec<i64>, u64, u64)>,
-    /// the names' ranks, when asked for: the thread that works them out
-    /// ([`rank_names`] over the names of the ranges with a projection)
-    rank: Option<std::thread::ScopedJoinHandle<'s, Vec<u32>>>,
 }
 
-/// The ranges' index and what each range projects onto the GPU; with
-/// `rank`, also the ranks of the names of the ranges that have a
-/// projection.
-fn projection<'s>(
-    v: &'s View<'_>,
-    api: &[ApiRow],
-    ranker: Option<&'s std::thread::Scope<'s, '_>>,
-) -> (Ranges<'s>, Projection<'s>) {
+/// The ranges' index and what each range projects onto the GPU.
+fn projection<'s>(v: &'s View<'_>, api: &[ApiRow]) -> (Ranges<'s>, Projection) {
     let ranges = Ranges::of(v);
     // the ranges' lists by thread beside the calls' index (each a single
     // pass of its own)
@@ -1229,15 +1233,7 @@ fn projection<'s>(
             (index, ops, spans, q)
         },
     );
-    let projection = project(
-        (ranges, &by_thread),
-        &index,
-        (ops, spans),
-        &slot,
-        queries,
-        ranker,
-        &v.data.names,
-    );
+    let projection = project((ranges, &by_thread), &index, (ops, spans), &slot, queries);
     (ranges, projection)
 }
 
@@ -1278,15 +1274,13 @@ fn parents_and_levels(ranges: &Ranges<'_>, by_thread: &ByThread) -> (Vec<u32>, V
 }
 
 /// [`projection`] once the ranges and the calls are indexed.
-fn project<'s>(
-    (ranges, by_thread): (Ranges<'s>, &ByThread),
+fn project(
+    (ranges, by_thread): (Ranges<'_>, &ByThread),
     index: &super::ApiIndex<'_>,
     (ops, spans): (Vec<GpuOp>, Vec<std::ops::Range<usize>>),
     slot: &[u32],
     queries: Vec<Query>,
-    ranker: Option<&'s std::thread::Scope<'s, '_>>,
-    names: &'s Names,
-) -> Projection<'s> {
+) -> Projection {
     // each range's parent and level beside the enclosing ranges of the
     // calls (neither needs the other)
     let (found, (parent, level)) = rayon::join(
@@ -1294,21 +1288,6 @@ fn project<'s>(
         || parents_and_levels(&ranges, by_thread),
     );
     drop(queries);
-    // the names' order (for the sums' ties) is worked out on a second
-    // thread while the rest is made: the names of the ranges that enclose a
-    // GPU operation's launch, which are the ranges with a projection, so
-    // every name of the report's rows (ranking every range's name took as
-    // long as the projection beside it, on the same two cores)
-    let rank = ranker.map(|sc| {
-        let flat = found.flat.clone();
-        sc.spawn(move || {
-            rank_names(
-                names,
-                flat.iter()
-                    .filter_map(|&ri| ranges.range(ri as usize).map(|r| r.name)),
-            )
-        })
-    });
     // per launching call (a query): first start and last end of the
     // operations it launched, and its correlation id. Each range's
     // figures are then gathered from its calls, not from every
@@ -1399,7 +1378,6 @@ fn project<'s>(
         children,
         parent,
         outside,
-        rank,
     }
 }
 
@@ -1436,7 +1414,7 @@ impl ProjPair {
 const GATHER_ROWS: usize = 16384;
 
 /// The row of the group `pairs[at]` (sorted by duration).
-fn proj_sum_row(pairs: &[ProjPair], at: std::ops::Range<usize>, rank: &[u32]) -> ProjSumRow {
+fn proj_sum_row(pairs: &[ProjPair], at: std::ops::Range<usize>) -> ProjSumRow {
     let group = pairs.get(at.clone()).unwrap_or(&[]);
     let sum: i128 = group.iter().map(|p| i128::from(p.dur)).sum();
     let (name, style) = group
@@ -1445,18 +1423,19 @@ fn proj_sum_row(pairs: &[ProjPair], at: std::ops::Range<usize>, rank: &[u32]) ->
     ProjSumRow {
         // as Stat's total: the exact sum, saturated
         total: sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
-        rank: rank.get(name as usize).copied().unwrap_or(u32::MAX),
+        name,
         style,
         start: at.start as u32,
         len: at.len() as u32,
     }
 }
 
-/// One row of `nvtx_gpu_proj_sum`: its group's total, the name's rank (for
-/// the order), its style, where its pairs lie.
+/// One row of `nvtx_gpu_proj_sum`: its group's total, the name (for the
+/// order; once ordered among the rows of its total, its rank there), its
+/// style, where its pairs lie.
 struct ProjSumRow {
     total: i64,
-    rank: u32,
+    name: NameId,
     style: RangeStyle,
     start: u32,
     len: u32,

@@ -81,11 +81,7 @@ type ReadAhead<'s> = std::thread::ScopedJoinHandle<'s, Result<(Vec<RuntimeRow>, 
 /// Everything but NVTX; the API table's rows from `ahead` when given.
 /// With it, the latest end of the kernels counted but not kept
 /// (`no_kernels`; `i64::MIN` if none), which the end of capture includes.
-fn read_main(
-    db: &Db,
-    opts: ReadOptions,
-    ahead: Option<ReadAhead<'_>>,
-) -> Result<(Trace, i64)> {
+fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result<(Trace, i64)> {
     let mut strings = StrPool::new();
     let mut notes = Vec::new();
     let mut missing = Vec::new();
