@@ -258,7 +258,7 @@ fn kineto_memory_sync_distributed_and_every_thread() {
         .find_map(|r| t.range_meta[&r.text].comm.as_ref())
         .unwrap();
     assert_eq!((comm.in_nelems, comm.group_size), (Some(1024), Some(2)));
-    let kc = t.kernels[0].kineto.as_ref().unwrap().comm.as_ref().unwrap();
+    let kc = t.kernels[0].kineto().unwrap().comm.as_ref().unwrap();
     assert_eq!(t.strings.get(kc.collective.unwrap()), "allreduce");
     // every API call, classified
     assert_eq!(t.api_calls.len(), 2);

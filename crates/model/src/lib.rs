@@ -57,9 +57,9 @@ pub use stats_data::{
 };
 pub use strings::{StrPool, StrRef};
 pub use trace::{
-    ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KinetoKernel, Launch, MemDevice,
-    MemEvent, MemKind, MemOp, MemoryKind, OpFields, Range, RangeKind, RangeMeta, ReadStats, Source,
-    SyncEvent, SyncKind, ThreadId, ThreadKey, Trace, narrow, nsys_pid,
+    ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KernelExtra, KinetoKernel, Launch,
+    MemDevice, MemEvent, MemKind, MemOp, MemoryKind, NO_PID, OpFields, Range, RangeKind, RangeMeta,
+    ReadStats, Source, SyncEvent, SyncKind, ThreadId, ThreadKey, Trace, narrow, nsys_pid,
 };
 
 /// `HashMap` with foldhash's fixed-seed hasher: several times faster than

@@ -58,7 +58,9 @@ pub struct ThreadId {
     pub tid: u64,
 }
 
-/// One GPU kernel execution.
+/// One GPU kernel execution. 136 bytes: profiles hold millions (the
+/// rarely set graph ids and PyTorch-profiler figures live in
+/// [`Kernel::extra`], the process as a plain integer).
 #[derive(Clone, Debug)]
 pub struct Kernel {
     /// Position in the kernel table (rowid order), used by `--compat`.
@@ -75,8 +77,9 @@ pub struct Kernel {
     pub stream: i64,
     /// CUPTI correlation id (unique within a process).
     pub correlation: i64,
-    /// nsys `globalPid` (process bits of the packed id); `None` for nvprof.
-    pub global_pid: Option<u64>,
+    /// nsys `globalPid` (process bits of the packed id); [`NO_PID`] for
+    /// none (nvprof, Kineto, a NULL cell): see [`Kernel::global_pid`].
+    pub global_pid_bits: u64,
     /// Kernel name as stored (nsys: demangled by nsys; nvprof: mangled).
     pub name: StrRef,
     /// Itanium-mangled name when the file has one (nsys ≥ 2021.5).
@@ -91,14 +94,41 @@ pub struct Kernel {
     pub static_smem_bytes: Option<u32>,
     /// Dynamic shared memory per block, bytes.
     pub dynamic_smem_bytes: Option<u32>,
+    /// Index of the launching call in [`Trace::launches`].
+    pub launch: Option<u32>,
+    /// CUDA graph ids and the PyTorch profiler's figures, when any is
+    /// known ([`KernelExtra::of`]).
+    pub extra: Option<Box<KernelExtra>>,
+}
+
+/// `globalPid` of a kernel that has none ([`Kernel::global_pid_bits`]).
+pub const NO_PID: u64 = u64::MAX;
+
+/// What few kernels carry, kept out of [`Kernel`] itself.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelExtra {
     /// CUDA graph id (nsys ≥ 2025.5, Kineto).
     pub graph_id: Option<u32>,
     /// CUDA graph node id.
     pub graph_node_id: Option<i64>,
-    /// Index of the launching call in [`Trace::launches`].
-    pub launch: Option<u32>,
     /// What the PyTorch profiler computed for this kernel (Kineto input).
-    pub kineto: Option<Box<KinetoKernel>>,
+    pub kineto: Option<KinetoKernel>,
+}
+
+impl KernelExtra {
+    /// The extras of a kernel, `None` when it has none of them.
+    pub fn of(
+        graph_id: Option<u32>,
+        graph_node_id: Option<i64>,
+        kineto: Option<KinetoKernel>,
+    ) -> Option<Box<KernelExtra>> {
+        let e = KernelExtra {
+            graph_id,
+            graph_node_id,
+            kineto,
+        };
+        (e != KernelExtra::default()).then(|| Box::new(e))
+    }
 }
 
 /// Occupancy figures the PyTorch profiler (Kineto) writes on each kernel.
@@ -559,6 +589,28 @@ impl Kernel {
     pub fn duration_ns(&self) -> i64 {
         self.end_ns.saturating_sub(self.start_ns).max(0)
     }
+
+    /// nsys `globalPid` (process bits of the packed id); `None` for nvprof
+    /// and Kineto.
+    #[inline]
+    pub fn global_pid(&self) -> Option<u64> {
+        (self.global_pid_bits != NO_PID).then_some(self.global_pid_bits)
+    }
+
+    /// CUDA graph id (nsys ≥ 2025.5, Kineto).
+    pub fn graph_id(&self) -> Option<u32> {
+        self.extra.as_ref().and_then(|e| e.graph_id)
+    }
+
+    /// CUDA graph node id.
+    pub fn graph_node_id(&self) -> Option<i64> {
+        self.extra.as_ref().and_then(|e| e.graph_node_id)
+    }
+
+    /// What the PyTorch profiler computed for this kernel (Kineto input).
+    pub fn kineto(&self) -> Option<&KinetoKernel> {
+        self.extra.as_ref().and_then(|e| e.kineto.as_ref())
+    }
 }
 
 /// The CPU call that launched a kernel (runtime or driver API).
@@ -1010,7 +1062,7 @@ impl Trace {
         if let Some(l) = k.launch.and_then(|i| self.launches.get(i as usize)) {
             return Some(l.pid);
         }
-        k.global_pid.map(nsys_pid)
+        k.global_pid().map(nsys_pid)
     }
 
     /// The device description of `device` as seen from process `pid`.
@@ -1047,9 +1099,52 @@ mod size_tests {
     /// Millions of these are held at once; keep them from growing by accident.
     #[test]
     fn sizes_stay_small() {
-        assert!(std::mem::size_of::<super::Kernel>() <= 168);
+        assert!(std::mem::size_of::<super::Kernel>() <= 136);
         assert!(std::mem::size_of::<super::Range>() <= 32);
         assert!(std::mem::size_of::<super::Launch>() <= 56);
+    }
+
+    /// A kernel's extras are boxed only when it has some, and read back
+    /// through the kernel as they were given; `NO_PID` is no process.
+    #[test]
+    fn kernel_extras_and_pid_read_back() {
+        use super::{KernelExtra, KinetoKernel, NO_PID};
+        assert_eq!(KernelExtra::of(None, None, None), None);
+        let k = |extra, pid| super::Kernel {
+            row: 0,
+            start_ns: 0,
+            end_ns: 1,
+            device: 0,
+            context: None,
+            stream: 0,
+            correlation: 0,
+            global_pid_bits: pid,
+            name: super::StrRef(0),
+            mangled: None,
+            grid: [1; 3],
+            block: [1; 3],
+            registers_per_thread: None,
+            static_smem_bytes: None,
+            dynamic_smem_bytes: None,
+            launch: None,
+            extra,
+        };
+        let plain = k(None, NO_PID);
+        assert_eq!(plain.global_pid(), None);
+        assert_eq!((plain.graph_id(), plain.graph_node_id()), (None, None));
+        assert!(plain.kineto().is_none());
+        // 0 is a process id like any other; a graph node id of 0 too
+        let graph = k(KernelExtra::of(Some(3), Some(0), None), 0);
+        assert_eq!(graph.global_pid(), Some(0));
+        assert_eq!((graph.graph_id(), graph.graph_node_id()), (Some(3), Some(0)));
+        assert!(graph.kineto().is_none());
+        let figures = KinetoKernel {
+            occupancy_pct: Some(50.0),
+            ..KinetoKernel::default()
+        };
+        let kineto = k(KernelExtra::of(None, None, Some(figures.clone())), 1 << 24);
+        assert_eq!(kineto.kineto(), Some(&figures));
+        assert_eq!(kineto.graph_id(), None);
     }
 
     /// Every combination of present and absent fields reads back as it was

@@ -98,7 +98,7 @@ impl CollOp {
 /// `void `) starts with `nccl` or `rccl`, any case, or the profiler
 /// recorded collective arguments on it.
 pub fn is_comm_kernel(name: &str, k: &Kernel) -> bool {
-    if k.kineto.as_ref().is_some_and(|x| x.comm.is_some()) {
+    if k.kineto().is_some_and(|x| x.comm.is_some()) {
         return true;
     }
     let n = name.trim_start();
@@ -453,11 +453,7 @@ pub fn summarize_scanned(trace: &Trace, index: usize, scan: RangeScan) -> FileSu
             // the kernel's own collective arguments, else those of the
             // operator or `nccl:*` annotation around its launch
             let around = enclosing_comm(trace, &comm_ranges, k);
-            let args = k
-                .kineto
-                .as_ref()
-                .and_then(|x| x.comm.as_deref())
-                .or(around.args);
+            let args = k.kineto().and_then(|x| x.comm.as_deref()).or(around.args);
             let op_name = args
                 .and_then(|a| a.collective)
                 .map(|c| trace.strings.get(c))

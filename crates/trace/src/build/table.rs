@@ -267,16 +267,16 @@ impl<'t> Table<'t> {
             regs: k.registers_per_thread.map(i64::from),
             static_smem_bytes: k.static_smem_bytes.map(i64::from),
             dynamic_smem_bytes: k.dynamic_smem_bytes.map(i64::from),
-            graph_id: k.graph_id.map(i64::from),
-            graph_node_id: k.graph_node_id,
+            graph_id: k.graph_id().map(i64::from),
+            graph_node_id: k.graph_node_id(),
             device_name: dev.and_then(|d| d.name.as_deref()).map(Cow::Borrowed),
             sm_count: dev.and_then(|d| d.sm_count),
             cc_major: dev.and_then(|d| d.cc_major),
             cc_minor: dev.and_then(|d| d.cc_minor),
             bad_time: k.end_ns <= k.start_ns,
-            kineto_blocks_per_sm: k.kineto.as_ref().and_then(|x| x.blocks_per_sm),
-            kineto_warps_per_sm: k.kineto.as_ref().and_then(|x| x.warps_per_sm),
-            kineto_occupancy_pct: k.kineto.as_ref().and_then(|x| x.occupancy_pct),
+            kineto_blocks_per_sm: k.kineto().and_then(|x| x.blocks_per_sm),
+            kineto_warps_per_sm: k.kineto().and_then(|x| x.warps_per_sm),
+            kineto_occupancy_pct: k.kineto().and_then(|x| x.occupancy_pct),
             ..Record::default()
         }
     }

@@ -34,9 +34,9 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::model::{
-    ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KinetoKernel, Launch, MemDevice,
-    MemEvent, MemKind, MemOp, MemoryKind, OpFields, Range, RangeKind, RangeMeta, ReadStats, Source,
-    SyncEvent, SyncKind, Trace, narrow,
+    ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KernelExtra, KinetoKernel, Launch,
+    MemDevice, MemEvent, MemKind, MemOp, MemoryKind, OpFields, Range, RangeKind, RangeMeta,
+    ReadStats, Source, SyncEvent, SyncKind, Trace, narrow,
 };
 use crate::model::{StrPool, StrRef};
 use crate::read::ReadOptions;
@@ -370,7 +370,6 @@ impl Builder {
                     occupancy_pct: num_f64(arg("est. achieved occupancy %")),
                     comm: comm_args(self, &args),
                 };
-                let has_stats = stats != KinetoKernel::default();
                 self.kernels.push(Kernel {
                     row: self.kernels.len() as u32,
                     start_ns: start,
@@ -379,7 +378,7 @@ impl Builder {
                     context: narrow(num_i64(arg("context"))),
                     stream: num_i64(arg("stream")).unwrap_or(0),
                     correlation: num_i64(arg("correlation")).unwrap_or(-1),
-                    global_pid: None,
+                    global_pid_bits: crate::model::NO_PID,
                     name,
                     mangled: None,
                     grid: dims3(arg("grid"))
@@ -392,10 +391,12 @@ impl Builder {
                     // Kineto reports static + dynamic shared memory together
                     static_smem_bytes: narrow(num_i64(arg("shared memory"))),
                     dynamic_smem_bytes: None,
-                    graph_id: narrow(num_i64(arg("graph id"))),
-                    graph_node_id: num_i64(arg("graph node id")),
                     launch: None,
-                    kineto: has_stats.then(|| Box::new(stats)),
+                    extra: KernelExtra::of(
+                        narrow(num_i64(arg("graph id"))),
+                        num_i64(arg("graph node id")),
+                        (stats != KinetoKernel::default()).then_some(stats),
+                    ),
                 });
             }
             Kind::Mem => {
@@ -1094,8 +1095,8 @@ mod tests {
         let k = &t.kernels[0];
         assert_eq!((k.start_ns, k.end_ns), (200_001, 203_501));
         assert_eq!(k.grid, [2, 1, 1]);
-        assert_eq!(k.kineto.as_ref().unwrap().occupancy_pct, Some(1.0));
-        assert_eq!(k.kineto.as_ref().unwrap().warps_per_sm, Some(f64::INFINITY));
+        assert_eq!(k.kineto().unwrap().occupancy_pct, Some(1.0));
+        assert_eq!(k.kineto().unwrap().warps_per_sm, Some(f64::INFINITY));
         let l = &t.launches[k.launch.unwrap() as usize];
         assert_eq!((l.start_ns, l.pid, l.tid), (20_500, 1, 2));
         assert_eq!(t.strings.get(l.api.unwrap()), "cudaLaunchKernel");

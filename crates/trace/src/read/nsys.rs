@@ -528,7 +528,7 @@ fn scan_kernels(
                 context: narrow(int(3)?),
                 stream: int(4)?.unwrap_or(0),
                 correlation: int(5)?.unwrap_or(-1),
-                global_pid: int(6)?.map(|p| p as u64),
+                global_pid_bits: int(6)?.map_or(crate::model::NO_PID, |p| p as u64),
                 name,
                 mangled,
                 grid: [
@@ -544,10 +544,8 @@ fn scan_kernels(
                 registers_per_thread: narrow(int(16)?),
                 static_smem_bytes: narrow(int(17)?),
                 dynamic_smem_bytes: narrow(int(18)?),
-                graph_id: narrow(int(19)?),
-                graph_node_id: int(20)?,
                 launch: None,
-                kineto: None,
+                extra: crate::model::KernelExtra::of(narrow(int(19)?), int(20)?, None),
             });
         }
         Ok(())
@@ -716,7 +714,7 @@ fn read_launches(
     let mut want = match &kernels {
         KernelSide::Kernels(ks) => JoinIndex::new(
             ks.iter()
-                .map(|k| (k.global_pid.unwrap_or(0) & PID_MASK, k.correlation))
+                .map(|k| (k.global_pid().unwrap_or(0) & PID_MASK, k.correlation))
                 .chain(memop_keys),
         ),
         KernelSide::Keys(keys) => JoinIndex::new(keys.iter().copied().chain(memop_keys)),

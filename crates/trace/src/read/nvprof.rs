@@ -287,7 +287,7 @@ fn read_kernels(
                 context: narrow(int(3)?),
                 stream: int(4)?.unwrap_or(0),
                 correlation: int(5)?.unwrap_or(-1),
-                global_pid: None,
+                global_pid_bits: crate::model::NO_PID,
                 name,
                 mangled: Some(name),
                 grid: [
@@ -303,10 +303,8 @@ fn read_kernels(
                 registers_per_thread: narrow(int(13)?),
                 static_smem_bytes: narrow(int(14)?),
                 dynamic_smem_bytes: narrow(int(15)?),
-                graph_id: None,
-                graph_node_id: None,
                 launch: None,
-                kineto: None,
+                extra: None,
             });
         }
         Ok(())
