@@ -37,6 +37,9 @@ add idle "$new idle -q $file > /dev/null"
 add launch "$new launch -q $file > /dev/null"
 add dist "$new dist -q $file > /dev/null"
 add stats-kern "$new stats --report cuda_gpu_kern_sum $file > /dev/null"
+add stats-default "$new stats -q $file > /dev/null"
+add stats-nvtx "$new stats -q --report nvtx_sum $file > /dev/null"
+add stats-proj "$new stats -q --report nvtx_gpu_proj_sum $file > /dev/null"
 add diff-self "$new diff -q $file $file > /dev/null"
 if [ -n "$old" ]; then
     add old-parse "$old parse -q $file > /dev/null"
@@ -45,6 +48,12 @@ if [ -n "$old" ]; then
     add old-summary-kernel "$old summary -q --by kernel $file > /dev/null"
     add old-gpu "$old gpu -q $file > /dev/null"
     add old-export "$old export --chrome $file -o $tmp/t.json"
+    add old-mem "$old mem $file > /dev/null 2>&1"
+    add old-launch "$old launch -q $file > /dev/null"
+    add old-steps "$old steps -q $file > /dev/null"
+    add old-stats-default "$old stats -q $file > /dev/null"
+    add old-stats-nvtx "$old stats -q --report nvtx_sum $file > /dev/null"
+    add old-stats-proj "$old stats -q --report nvtx_gpu_proj_sum $file > /dev/null"
 fi
 for ((r = 0; r < rounds; r++)); do
     for i in "${!names[@]}"; do
