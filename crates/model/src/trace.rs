@@ -1136,7 +1136,10 @@ mod size_tests {
         // 0 is a process id like any other; a graph node id of 0 too
         let graph = k(KernelExtra::of(Some(3), Some(0), None), 0);
         assert_eq!(graph.global_pid(), Some(0));
-        assert_eq!((graph.graph_id(), graph.graph_node_id()), (Some(3), Some(0)));
+        assert_eq!(
+            (graph.graph_id(), graph.graph_node_id()),
+            (Some(3), Some(0))
+        );
         assert!(graph.kineto().is_none());
         let figures = KinetoKernel {
             occupancy_pct: Some(50.0),
