@@ -759,9 +759,8 @@ fn read_launches(
     };
     match (read_ahead, all) {
         // every call is wanted and its rows are in memory: the names are
-        // interned first (in row order, as below), then the list of calls
-        // is made and sorted on a second thread while this one fills the
-        // launch slots
+        // interned first (in row order, as below), the launch slots filled,
+        // then the rows turned into the list of calls and sorted
         (Some((rows, has_class)), Some(all)) => {
             let mut unnamed: Option<(StrRef, ApiKind)> = None;
             let mut last = None;
@@ -782,22 +781,17 @@ fn read_launches(
                 }
             }
             let names = &api_names;
-            let calls = std::thread::scope(|s| {
-                let calls = s.spawn(|| every_call(&rows, names, unnamed, has_class));
-                for r in &rows {
-                    let slot = want.get(r.gtid & PID_MASK, r.corr);
-                    match r.name_id().and_then(|id| names.get(&id)) {
-                        Some(&(api, versioned, _)) => fill(slot, r, Some(api), versioned),
-                        None => fill(slot, r, None, false),
-                    }
+            for r in &rows {
+                let slot = want.get(r.gtid & PID_MASK, r.corr);
+                match r.name_id().and_then(|id| names.get(&id)) {
+                    Some(&(api, versioned, _)) => fill(slot, r, Some(api), versioned),
+                    None => fill(slot, r, None, false),
                 }
-                calls.join()
-            });
-            *all = calls.map_err(|_| Error::Sqlite {
-                path: db.path.clone(),
-                what: format!("reading table {table}"),
-                source: rusqlite::Error::InvalidQuery,
-            })?;
+            }
+            // then the rows become the calls in their own memory (made on a
+            // second thread beside the loop above, the calls were a second
+            // list of millions beside the rows, at the read's peak)
+            *all = every_call(rows, names, unnamed, has_class);
         }
         (ahead, mut all) => {
             // every call, for the timeline views; versioned flag for
@@ -918,37 +912,40 @@ fn api_name_of(
 /// [`sort_calls`], backtrace duplicates removed when the export has no
 /// `eventClass`.
 fn every_call(
-    rows: &[RuntimeRow],
+    rows: Vec<RuntimeRow>,
     names: &HashMap<i64, (StrRef, bool, ApiKind)>,
     unnamed: Option<(StrRef, ApiKind)>,
     has_class: bool,
 ) -> Vec<ApiCall> {
-    let mut all = Vec::with_capacity(rows.len());
     let mut versioned_all = Vec::with_capacity(if has_class { 0 } else { rows.len() });
-    for r in rows {
-        let Some((start, end)) = r.times() else {
-            continue;
-        };
-        let (name, kind, versioned) = match r.name_id().and_then(|id| names.get(&id)) {
-            Some(&(name, versioned, kind)) => (name, kind, versioned),
-            // interned by the caller whenever such a row exists
-            None => match unnamed {
-                Some((name, kind)) => (name, kind, false),
-                None => continue,
-            },
-        };
-        all.push(ApiCall {
-            start_ns: start,
-            end_ns: end,
-            thread: r.gtid,
-            correlation: r.corr,
-            name,
-            kind,
-        });
-        if !has_class {
-            versioned_all.push(versioned);
-        }
-    }
+    // collected in the rows' own allocation (a call is smaller than a
+    // row), then shrunk to the calls
+    let mut all: Vec<ApiCall> = rows
+        .into_iter()
+        .filter_map(|r| {
+            let (start, end) = r.times()?;
+            let (name, kind, versioned) = match r.name_id().and_then(|id| names.get(&id)) {
+                Some(&(name, versioned, kind)) => (name, kind, versioned),
+                // interned by the caller whenever such a row exists
+                None => {
+                    let (name, kind) = unnamed?;
+                    (name, kind, false)
+                }
+            };
+            if !has_class {
+                versioned_all.push(versioned);
+            }
+            Some(ApiCall {
+                start_ns: start,
+                end_ns: end,
+                thread: r.gtid,
+                correlation: r.corr,
+                name,
+                kind,
+            })
+        })
+        .collect();
+    all.shrink_to_fit();
     if !has_class {
         dedupe_backtrace_rows(&mut all, &versioned_all);
     }
