@@ -1580,10 +1580,15 @@ mod tests {
         let key = |c: &ApiCall| (c.start_ns, c.thread, c.correlation, c.name);
         let unknown_kind = ApiKind::classify("<unknown API>");
         let calls = |has_class| -> Vec<_> {
-            every_call(&rows, &names, Some((unknown, unknown_kind)), has_class)
-                .iter()
-                .map(key)
-                .collect()
+            every_call(
+                rows.clone(),
+                &names,
+                Some((unknown, unknown_kind)),
+                has_class,
+            )
+            .iter()
+            .map(key)
+            .collect()
         };
         assert_eq!(
             calls(false),
@@ -1597,10 +1602,15 @@ mod tests {
         // with eventClass, no row is a duplicate; ties by end, then name
         // (`launch` is interned before `launch_plain`, which is before `sync`)
         let ends = |has_class| -> Vec<_> {
-            every_call(&rows, &names, Some((unknown, unknown_kind)), has_class)
-                .iter()
-                .map(|c| (key(c), c.end_ns))
-                .collect()
+            every_call(
+                rows.clone(),
+                &names,
+                Some((unknown, unknown_kind)),
+                has_class,
+            )
+            .iter()
+            .map(|c| (key(c), c.end_ns))
+            .collect()
         };
         assert_eq!(
             ends(true),
