@@ -551,6 +551,27 @@ fn no_kernels_counts_and_joins_as_the_full_read() {
         assert_eq!(lean.notes, full.notes, "{f}");
         assert_eq!(lean.devices.len(), full.devices.len(), "{f}");
     }
+    // without an API table: the note about it and the count of kernels
+    // without a launch call are the full read's
+    let bare = dir.path().join("bare.sqlite");
+    std::fs::copy(&synth, &bare).unwrap();
+    rusqlite::Connection::open(&bare)
+        .unwrap()
+        .execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME", [])
+        .unwrap();
+    let full = read(&bare, ReadOptions::default()).unwrap();
+    let lean = read(
+        &bare,
+        ReadOptions {
+            no_kernels: true,
+            ..ReadOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(lean.notes, full.notes);
+    assert_eq!(lean.stats.without_launch, 4);
+    assert_eq!(lean.stats.without_launch, full.stats.without_launch);
+
     // the synthetic export: what the test set up
     let lean = read(
         &synth,

@@ -145,21 +145,19 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
             launches
         }
         None => {
-            // none is joined
-            stats.without_launch = kernels.len() as u64 + stats.kernels_unread;
+            // none is joined (counted unless the caller asked for no join)
+            if !opts.no_launches || opts.api_calls {
+                stats.without_launch = kernels.len() as u64 + stats.kernels_unread;
+            }
             if opts.api_calls {
                 missing.push("CUDA API calls: no CUPTI_ACTIVITY_KIND_RUNTIME table".to_owned());
             }
-            if !kernels.is_empty() {
+            if !kernels.is_empty() || stats.kernels_unread > 0 {
                 notes.push("no CUDA API table (CUPTI_ACTIVITY_KIND_RUNTIME): kernels cannot be tied to threads or NVTX ranges".into());
             }
             Vec::new()
         }
     };
-    if opts.no_launches && !opts.api_calls {
-        // not joined, so not counted (`ReadOptions::no_launches`)
-        stats.without_launch = 0;
-    }
     drop(unread);
     stats.api_calls = api_calls.len() as u64;
     let any_kernels = !kernels.is_empty() || stats.kernels_unread > 0;
@@ -1579,17 +1577,15 @@ mod tests {
         ];
         let key = |c: &ApiCall| (c.start_ns, c.thread, c.correlation, c.name);
         let unknown_kind = ApiKind::classify("<unknown API>");
-        let calls = |has_class| -> Vec<_> {
+        let made = |has_class| {
             every_call(
                 rows.clone(),
                 &names,
                 Some((unknown, unknown_kind)),
                 has_class,
             )
-            .iter()
-            .map(key)
-            .collect()
         };
+        let calls = |has_class| -> Vec<_> { made(has_class).iter().map(key).collect() };
         assert_eq!(
             calls(false),
             vec![
@@ -1601,17 +1597,8 @@ mod tests {
         );
         // with eventClass, no row is a duplicate; ties by end, then name
         // (`launch` is interned before `launch_plain`, which is before `sync`)
-        let ends = |has_class| -> Vec<_> {
-            every_call(
-                rows.clone(),
-                &names,
-                Some((unknown, unknown_kind)),
-                has_class,
-            )
-            .iter()
-            .map(|c| (key(c), c.end_ns))
-            .collect()
-        };
+        let ends =
+            |has_class| -> Vec<_> { made(has_class).iter().map(|c| (key(c), c.end_ns)).collect() };
         assert_eq!(
             ends(true),
             vec![
