@@ -278,11 +278,8 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         i = j;
     }
     // nsys: total (desc); ties in GROUP BY order, the name's bytes and
-    // style. Rows of equal totals are put in that order run by run, only
-    // the names of a run ordered by their text (a rank of every name, made
-    // beside the grouping, held a sort key of 40 bytes per name at once:
-    // over a gigabyte on an export of 14 million distinct range names,
-    // most of which share no total with another row).
+    // style: rows of equal totals are put in that order run by run
+    // ([`tied_ranks`])
     rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
     rows.par_chunk_by_mut(|a, b| a.0 == b.0)
         .filter(|run| run.len() > 1)
