@@ -282,8 +282,7 @@ pub fn sort_ranges(ranges: &mut [Range]) {
 /// themselves, which matters at tens of millions of ranges.
 pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
     sort_ranges(ranges);
-    let rs: &[Range] = ranges;
-    let mut ls: Vec<Entry> = launches
+    let calls: Vec<Entry> = launches
         .iter()
         .enumerate()
         .map(|(i, l)| Entry {
@@ -293,14 +292,69 @@ pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
             index: i as u32,
         })
         .collect();
-    ls.par_sort_unstable_by_key(|e| (e.thread, e.start_ns, e.end_ns, e.index));
+    let (ls, per_group) = sweep_threads::<_, true>(launches, calls, ranges);
+    let mut nodes: Vec<(u32, u32)> =
+        Vec::with_capacity(per_group.iter().map(|s| s.nodes.len()).sum());
+    let mut launch_node = vec![ROOT; launches.len()];
+    let mut rest = ls.as_slice();
+    for st in per_group {
+        // each thread's launches follow the last thread's in `ls`
+        let (g, r) = rest.split_at(st.per_launch.len().min(rest.len()));
+        rest = r;
+        let offset = nodes.len() as u32;
+        let shift = |n: u32| if n == ROOT { ROOT } else { n + offset };
+        nodes.extend(st.nodes.iter().map(|&(r, p)| (r, shift(p))));
+        for (l, &n) in g.iter().zip(&st.per_launch) {
+            launch_node[l.index() as usize] = shift(n);
+        }
+    }
+    Enclosing { nodes, launch_node }
+}
+
+/// Sort `ranges` in place into attribution order, as [`attribute`] does,
+/// and return the innermost range enclosing each launch call: the same as
+/// [`Enclosing::innermost`] of [`attribute`]'s lists, without making the
+/// lists. A view that shows only the innermost range (`launch`, `steps`)
+/// needs no stack nodes, and at 3 M kernels their tree and its per-thread
+/// index were a third of a gigabyte at the peak.
+pub fn innermost(launches: &[Launch], ranges: &mut [Range]) -> Vec<Option<u32>> {
+    sort_ranges(ranges);
+    // bare indices: this path serves views, whose peak it is
+    let calls: Vec<u32> = (0..launches.len() as u32).collect();
+    let (ls, per_group) = sweep_threads::<_, false>(launches, calls, ranges);
+    let mut out = vec![None; launches.len()];
+    let mut rest = ls.as_slice();
+    for st in per_group {
+        let (g, r) = rest.split_at(st.per_launch.len().min(rest.len()));
+        rest = r;
+        for (l, &r) in g.iter().zip(&st.per_launch) {
+            if let Some(slot) = out.get_mut(l.index() as usize) {
+                *slot = (r != ROOT).then_some(r);
+            }
+        }
+    }
+    out
+}
+
+/// `calls` (one per launch) sorted by (thread, start, end, index), and one
+/// sweep per thread over them and that thread's ranges (`rs` already in
+/// attribution order), threads in parallel: the sorted calls and each
+/// thread's [`Stacks`], in thread order, each one's `per_launch` as long
+/// as that thread's run of calls (with `STACKS` false, each call's
+/// innermost range in place of its node, and no nodes).
+fn sweep_threads<C: Call, const STACKS: bool>(
+    launches: &[Launch],
+    mut calls: Vec<C>,
+    rs: &[Range],
+) -> (Vec<C>, Vec<Stacks>) {
+    calls.par_sort_unstable_by_key(|c| (c.key(launches), c.index()));
 
     // one group of launches per thread
-    let mut groups: Vec<&[Entry]> = Vec::new();
-    let mut rest = ls.as_slice();
+    let mut groups: Vec<&[C]> = Vec::new();
+    let mut rest = calls.as_slice();
     while let Some(first) = rest.first() {
-        let t = first.thread;
-        let n = rest.partition_point(|e| e.thread == t);
+        let t = first.key(launches).0;
+        let n = rest.partition_point(|c| c.key(launches).0 == t);
         let (g, r) = rest.split_at(n);
         groups.push(g);
         rest = r;
@@ -309,25 +363,47 @@ pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
     let per_group: Vec<Stacks> = groups
         .par_iter()
         .map(|g| {
-            let t = g[0].thread;
+            let t = g.first().map_or(0, |c| c.key(launches).0);
             let lo = rs.partition_point(|e| e.thread < t);
             let hi = rs.partition_point(|e| e.thread <= t);
-            sweep(g, &rs[lo..hi], lo as u32)
+            sweep::<C, STACKS>(g, launches, &rs[lo..hi], lo as u32)
         })
         .collect();
+    drop(groups);
+    (calls, per_group)
+}
 
-    let mut nodes: Vec<(u32, u32)> =
-        Vec::with_capacity(per_group.iter().map(|s| s.nodes.len()).sum());
-    let mut launch_node = vec![ROOT; launches.len()];
-    for (g, st) in groups.iter().zip(per_group) {
-        let offset = nodes.len() as u32;
-        let shift = |n: u32| if n == ROOT { ROOT } else { n + offset };
-        nodes.extend(st.nodes.iter().map(|&(r, p)| (r, shift(p))));
-        for (l, &n) in g.iter().zip(&st.per_launch) {
-            launch_node[l.index as usize] = shift(n);
-        }
+/// A launch call as the sweep sees it: an [`Entry`] (a copy of what the
+/// sweep reads, for speed: read in order) or a bare index into the
+/// launches (4 bytes rather than 32, for a view that needs memory more
+/// than speed).
+trait Call: Copy + Send + Sync {
+    /// (thread, start, end) of the call.
+    fn key(self, launches: &[Launch]) -> (u64, i64, i64);
+    /// Its index in the launches.
+    fn index(self) -> u32;
+}
+
+impl Call for Entry {
+    fn key(self, _: &[Launch]) -> (u64, i64, i64) {
+        (self.thread, self.start_ns, self.end_ns)
     }
-    Enclosing { nodes, launch_node }
+
+    fn index(self) -> u32 {
+        self.index
+    }
+}
+
+impl Call for u32 {
+    fn key(self, launches: &[Launch]) -> (u64, i64, i64) {
+        launches
+            .get(self as usize)
+            .map_or((u64::MAX, 0, 0), |l| (l.thread, l.start_ns, l.end_ns))
+    }
+
+    fn index(self) -> u32 {
+        self
+    }
 }
 
 /// One thread's shared stacks: nodes (range, parent) local to the thread,
@@ -348,8 +424,15 @@ impl Stacks {
 }
 
 /// One thread: launches and ranges both sorted by start; `base` is the
-/// index of the thread's first range.
-fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
+/// index of the thread's first range. With `STACKS` false no node is made
+/// and each launch gets its innermost enclosing range (or [`ROOT`]) in
+/// place of its node.
+fn sweep<C: Call, const STACKS: bool>(
+    group: &[C],
+    launches: &[Launch],
+    thread_ranges: &[Range],
+    base: u32,
+) -> Stacks {
     let mut st = Stacks {
         nodes: Vec::new(),
         per_launch: Vec::with_capacity(group.len()),
@@ -367,9 +450,10 @@ fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
     // so a call costs O(log n + its enclosing ranges)
     let mut by_end: Option<BTreeSet<(i64, u32)>> = None;
     let mut next = 0usize;
-    for l in group {
+    for &call in group {
+        let (_, start_ns, end_ns) = call.key(launches);
         while let Some(r) = thread_ranges.get(next) {
-            if r.start_ns >= l.start_ns {
+            if r.start_ns >= start_ns {
                 break;
             }
             let range = base + next as u32;
@@ -401,13 +485,15 @@ fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
                     set.insert((r.end_ns, range));
                 }
                 None => {
-                    // a range is opened once, so its node is new: no
-                    // lookup (the index is filled only if the thread's
-                    // ranges turn out not to nest)
-                    let parent = prefix_node.last().copied().unwrap_or(ROOT);
                     active.push((r.end_ns, range));
-                    st.nodes.push((range, parent));
-                    prefix_node.push(st.nodes.len() as u32 - 1);
+                    if STACKS {
+                        // a range is opened once, so its node is new: no
+                        // lookup (the index is filled only if the
+                        // thread's ranges turn out not to nest)
+                        let parent = prefix_node.last().copied().unwrap_or(ROOT);
+                        st.nodes.push((range, parent));
+                        prefix_node.push(st.nodes.len() as u32 - 1);
+                    }
                 }
             }
         }
@@ -416,21 +502,30 @@ fn sweep(group: &[Entry], thread_ranges: &[Range], base: u32) -> Stacks {
             None => {
                 // nested: the ended ranges are the innermost ones, and the
                 // enclosing ones a prefix
-                while active.last().is_some_and(|&(end, _)| end <= l.start_ns) {
+                while active.last().is_some_and(|&(end, _)| end <= start_ns) {
                     active.pop();
                     prefix_node.pop();
                 }
-                let n = active.partition_point(|&(end, _)| end > l.end_ns);
-                if n == 0 { ROOT } else { prefix_node[n - 1] }
+                let n = active.partition_point(|&(end, _)| end > end_ns);
+                match n.checked_sub(1) {
+                    None => ROOT,
+                    Some(i) if STACKS => prefix_node[i],
+                    Some(i) => active[i].1,
+                }
             }
             Some(set) => {
-                while set.first().is_some_and(|&(end, _)| end <= l.start_ns) {
+                while set.first().is_some_and(|&(end, _)| end <= start_ns) {
                     set.pop_first();
                 }
-                let mut enclosing: Vec<u32> = set
-                    .range((Excluded((l.end_ns, u32::MAX)), Unbounded))
-                    .map(|&(_, range)| range)
-                    .collect();
+                let enclosing = set
+                    .range((Excluded((end_ns, u32::MAX)), Unbounded))
+                    .map(|&(_, range)| range);
+                if !STACKS {
+                    // range order is start order: the innermost is the last
+                    st.per_launch.push(enclosing.max().unwrap_or(ROOT));
+                    continue;
+                }
+                let mut enclosing: Vec<u32> = enclosing.collect();
                 // range order is start order, outermost first
                 enclosing.sort_unstable();
                 let mut parent = ROOT;
@@ -703,6 +798,61 @@ mod tests {
             let mut seen = std::collections::HashSet::new();
             for &node in &e.nodes {
                 prop_assert!(seen.insert(node), "node {:?} made twice", node);
+            }
+        }
+    }
+
+    proptest! {
+        /// [`innermost`] without the lists: the last range of each call's
+        /// list by the definition (for calls that do not end before they
+        /// start), and [`attribute`]'s innermost for any call, over ranges
+        /// left in the same order. Ranges may cross or be inverted.
+        #[test]
+        fn innermost_is_the_lists_last(
+            rs in prop::collection::vec((0u64..3, 0i64..60, -5i64..60), 0..60),
+            ls in prop::collection::vec((0u64..3, 0i64..60, -15i64..15), 0..40),
+        ) {
+            let (ranges, launches) = from_lengths(&rs, &ls);
+            let mut sorted = ranges.clone();
+            let got = innermost(&launches, &mut sorted);
+            prop_assert_eq!(got.len(), launches.len());
+            let mut listed = ranges.clone();
+            let e = attribute(&launches, &mut listed);
+            let key = |r: &Range| (r.thread, r.start_ns, r.end_ns, r.text.0);
+            prop_assert!(sorted.iter().map(key).eq(listed.iter().map(key)));
+            let want = brute_force(&launches, &ranges);
+            for (i, l) in launches.iter().enumerate() {
+                prop_assert_eq!(got[i], e.innermost(i as u32));
+                if l.end_ns >= l.start_ns {
+                    let text = got[i].map(|r| sorted[r as usize].text.0);
+                    let last = want[i].last().map(|&r| ranges[r as usize].text.0);
+                    prop_assert_eq!(text, last);
+                }
+            }
+        }
+
+        /// The same over properly nested ranges (the sweep's fast path).
+        #[test]
+        fn innermost_of_nested_ranges(
+            spans in prop::collection::vec((0u64..2, 0i64..50, 1i64..50), 0..40),
+            ls in prop::collection::vec((0u64..2, 0i64..200, 0i64..20), 0..60),
+        ) {
+            let mut ranges = Vec::new();
+            let mut last: [(i64, i64); 2] = [(0, 1000); 2];
+            for (i, &(t, a, b)) in spans.iter().enumerate() {
+                let (lo, hi) = last[t as usize];
+                let start = (lo + a).min(hi - 1);
+                let end = (start + b).min(hi).max(start);
+                ranges.push(range(t, start, end, i as u32));
+                last[t as usize] = if end - start > 2 { (start, end) } else { (end, 1000) };
+            }
+            let launches: Vec<Launch> = ls.iter().map(|&(t, s, d)| launch(t, s, s + d)).collect();
+            let want = brute_force(&launches, &ranges);
+            let mut sorted = ranges.clone();
+            let got = innermost(&launches, &mut sorted);
+            for (g, w) in got.iter().zip(&want) {
+                let text = g.map(|r| sorted[r as usize].text.0);
+                prop_assert_eq!(text, w.last().map(|&r| ranges[r as usize].text.0));
             }
         }
     }
