@@ -591,3 +591,126 @@ fn no_kernels_counts_and_joins_as_the_full_read() {
     // the end of capture: the unread last kernel's end
     assert_eq!(open.end_ns, 90_000);
 }
+
+/// `range_heads`, the read of `launch` and `steps`: every range keeps its
+/// place, its handle and its operator name (`parse_head`'s, the only part
+/// of a range those views read) as the full read has them, while a
+/// repeated name is stored once. A synthetic export (made here) with
+/// PyTorch's numbered texts, a text whose name would read differently a
+/// second time, a registered text, a text that is all fields, two ranges
+/// over the same span (ordered by handle), and a real export.
+#[test]
+fn range_heads_keep_each_ranges_place_and_name() {
+    use rprof_testkit::{Synth, SynthKernel, SynthRange};
+    use rprof_trace::model::stock::parse_head;
+    let dir = tempfile::tempdir().unwrap();
+    let synth = dir.path().join("synth.sqlite");
+    let mut s = Synth::default();
+    let mut texts = Vec::new();
+    for i in 0..40i64 {
+        let t = 1_000 + i * 100;
+        s.kernels.push(SynthKernel::new("k", t + 20, t + 60, i + 1));
+        let text = match i % 4 {
+            0 => format!("aten::mm, seq = {i}, op_id = {}", 1000 + i),
+            1 => format!("aten::view, op_id = {}", 2000 + i),
+            2 => "x, seq = 1, seq = 2".to_owned(),
+            _ => format!("ProfilerStep#{i}"),
+        };
+        s.ranges.push(SynthRange::push(&text, t, t + 90));
+        texts.push(text);
+    }
+    // the same span as the first range, another text
+    s.ranges
+        .push(SynthRange::push("twin, op_id = 1", 1_000, 1_090));
+    s.ranges.push(SynthRange::push(", op_id = 5", 1_010, 1_080));
+    s.ranges.push(SynthRange::push("é, seq = 3", 1_005, 1_085));
+    let mut registered = SynthRange::push("aten::add, seq = 9, op_id = 10", 1_100, 1_190);
+    registered.registered = true;
+    s.ranges.push(registered);
+    s.write_nsys(&synth).unwrap();
+
+    let files = [synth.clone(), fixture("nsys-ai/mfu_2gpu_before.sqlite")];
+    for path in &files {
+        let opts = ReadOptions {
+            api_calls: true,
+            all_ranges: true,
+            ..ReadOptions::default()
+        };
+        let mut full = read(path, opts).unwrap();
+        let mut heads = read(
+            path,
+            ReadOptions {
+                range_heads: true,
+                ..opts
+            },
+        )
+        .unwrap();
+        let f = path.display();
+        // sorted as the views sort them: the handle is the last key
+        rprof_trace::attribute::sort_ranges(&mut full.ranges);
+        rprof_trace::attribute::sort_ranges(&mut heads.ranges);
+        assert_eq!(full.ranges.len(), heads.ranges.len(), "{f}");
+        assert!(!full.ranges.is_empty(), "{f}");
+        for (a, b) in full.ranges.iter().zip(&heads.ranges) {
+            assert_eq!(
+                (a.start_ns, a.end_ns, a.thread, a.text, a.domain),
+                (b.start_ns, b.end_ns, b.thread, b.text, b.domain),
+                "{f}"
+            );
+            let whole = full.strings.get(a.text);
+            let kept = heads.strings.get(b.text);
+            assert_eq!(
+                parse_head(whole).name,
+                parse_head(kept).name,
+                "{f}: {whole:?}"
+            );
+            assert!(whole.starts_with(kept), "{f}: {kept:?} of {whole:?}");
+        }
+        assert_eq!(heads.stats, full.stats, "{f}");
+        assert!(
+            heads.strings.text_bytes() <= full.strings.text_bytes(),
+            "{f}"
+        );
+    }
+
+    // what the synthetic export's ranges keep
+    let heads = read(
+        &synth,
+        ReadOptions {
+            range_heads: true,
+            ..ReadOptions::default()
+        },
+    )
+    .unwrap();
+    let kept: Vec<&str> = heads
+        .ranges
+        .iter()
+        .map(|r| heads.strings.get(r.text))
+        .collect();
+    for want in ["aten::mm", "aten::view", "ProfilerStep#3", "twin", "", "é"] {
+        assert!(kept.contains(&want), "{want:?} not in {kept:?}");
+    }
+    // read again, this name would lose `, seq = 1`: the text is kept whole
+    assert!(kept.contains(&"x, seq = 1, seq = 2"));
+    // a registered text is the file's string, whole
+    assert!(kept.contains(&"aten::add, seq = 9, op_id = 10"));
+    assert!(
+        !kept
+            .iter()
+            .any(|t| t.contains("op_id") && !t.starts_with("aten::add"))
+    );
+    // ten ranges of each numbered name, one stored text each
+    let full = read(&synth, ReadOptions::default()).unwrap();
+    let numbered: usize = texts
+        .iter()
+        .filter(|t| t.contains(", "))
+        .map(|t| t.len())
+        .sum();
+    assert!(
+        full.strings.text_bytes() - heads.strings.text_bytes()
+            >= numbered - "aten::mm".len() - "aten::view".len() - "x, seq = 1, seq = 2".len(),
+        "{} vs {}",
+        full.strings.text_bytes(),
+        heads.strings.text_bytes()
+    );
+}

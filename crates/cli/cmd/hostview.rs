@@ -124,20 +124,34 @@ impl OutputArgs {
     }
 }
 
-/// Read a profile with copies and sets, with every API call and the ranges
-/// on every thread when `host` (else only the launch calls and the ranges
-/// on threads that launched work: a view of launches needs no more, and
-/// every call of a 3 M-kernel export was a quarter of a gigabyte), and
-/// sync records when `syncs`; then find the innermost range enclosing each
-/// launch call (when `innermost`; else the list is empty and the ranges
-/// are only put in attribution order).
-pub fn load(
-    file: &Path,
-    syncs: bool,
-    host: bool,
-    innermost: bool,
-    quiet: bool,
-) -> anyhow::Result<(Trace, Vec<Option<u32>>)> {
+/// What a host view reads of a profile beside its kernels, launches,
+/// copies and sets.
+#[derive(Clone, Copy, Debug)]
+pub struct Wants {
+    /// Every API call and the ranges on every thread (else only the launch
+    /// calls and the ranges on threads that launched work: a view of
+    /// launches needs no more, and every call of a 3 M-kernel export was a
+    /// quarter of a gigabyte).
+    pub host: bool,
+    /// Sync records.
+    pub syncs: bool,
+    /// The innermost range enclosing each launch call (else the list is
+    /// empty and the ranges are only put in attribution order).
+    pub innermost: bool,
+    /// Only each range's operator name, never its whole text
+    /// ([`ReadOptions::range_heads`]).
+    pub range_names: bool,
+}
+
+/// Read a profile with what `wants` says, then find the innermost range
+/// enclosing each launch call when asked.
+pub fn load(file: &Path, wants: Wants, quiet: bool) -> anyhow::Result<(Trace, Vec<Option<u32>>)> {
+    let Wants {
+        host,
+        syncs,
+        innermost,
+        range_names,
+    } = wants;
     let file = &crate::input::profile_arg(file)?;
     let path = match Input::detect(Some(file))? {
         Input::Profile(p) => p,
@@ -169,17 +183,16 @@ pub fn load(
             no_ranges: false,
             no_launches: false,
             no_kernels: false,
+            range_heads: range_names,
         },
     )?;
     drop(reading);
     crate::input::as_given(&mut trace);
     let innermost: Vec<Option<u32>> = if innermost {
         let attributing = crate::progress::Phase::spinner(on, "attributing launch calls to ranges");
-        let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+        let innermost = rprof_trace::attribute::innermost(&trace.launches, &mut trace.ranges);
         drop(attributing);
-        (0..trace.launches.len() as u32)
-            .map(|l| enclosing.innermost(l))
-            .collect()
+        innermost
     } else {
         // the ranges are numbered as the attributing views number them
         rprof_trace::attribute::sort_ranges(&mut trace.ranges);

@@ -57,7 +57,14 @@ pub fn run(args: &IdleArgs) -> anyhow::Result<()> {
         top: args.top.min(100_000),
         ..IdleOptions::default()
     };
-    let (trace, _) = hostview::load(&args.file, true, true, false, args.out.quiet)?;
+    // its gaps list the host ranges by their whole text
+    let wants = hostview::Wants {
+        host: true,
+        syncs: true,
+        innermost: false,
+        range_names: false,
+    };
+    let (trace, _) = hostview::load(&args.file, wants, args.out.quiet)?;
     let report = idle::compute(&trace, &opts);
     args.out.emit(
         &args.file,

@@ -60,9 +60,15 @@ Examples:
   rprof launch net.sqlite --format parquet --table each -o launches.parquet";
 
 pub fn run(args: &LaunchArgs) -> anyhow::Result<()> {
-    // launches, their kernels and innermost ranges: no other API call, no
-    // range on a thread that launched nothing
-    let (trace, innermost) = hostview::load(&args.file, false, false, true, args.out.quiet)?;
+    // launches, their kernels and innermost ranges (by operator name): no
+    // other API call, no range on a thread that launched nothing
+    let wants = hostview::Wants {
+        host: false,
+        syncs: false,
+        innermost: true,
+        range_names: true,
+    };
+    let (trace, innermost) = hostview::load(&args.file, wants, args.out.quiet)?;
     let each = args.table == CsvTable::Each;
     let report = launch::compute(&trace, &innermost, each);
     let table = match args.table {

@@ -174,6 +174,7 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             no_launches: false,
             // the view never looks at a kernel: counted, not kept
             no_kernels: true,
+            range_heads: false,
         },
     )?;
     // a piped profile is named as given (`-`), not by its temporary copy

@@ -52,7 +52,14 @@ pub fn run(args: &StepsArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let (trace, innermost) = hostview::load(&args.file, false, true, true, args.out.quiet)?;
+    // ranges are named by operator (`host::range_op_name`) throughout
+    let wants = hostview::Wants {
+        host: true,
+        syncs: false,
+        innermost: true,
+        range_names: true,
+    };
+    let (trace, innermost) = hostview::load(&args.file, wants, args.out.quiet)?;
     let report = steps::compute(&trace, &StepOptions { pattern }, &innermost);
     // TSV and Parquet: the step rows; the CSV's `mean` line (a mean of
     // the rows, in fractional ns) is left out so that ns stay integers

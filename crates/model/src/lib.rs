@@ -55,7 +55,7 @@ pub use stats_data::{
     ApiRow, GpuKernel, GpuMemOp, KernelLaunch, NameId, Names, NvtxRow, OsrtRow, RangeStyle,
     StatsData, Tables, UmFault, strip_api_version,
 };
-pub use strings::{StrPool, StrRef};
+pub use strings::{SharedTexts, StrPool, StrRef};
 pub use trace::{
     ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KernelExtra, KinetoKernel, Launch,
     MemDevice, MemEvent, MemKind, MemOp, MemoryKind, NO_PID, OpFields, Range, RangeKind, RangeMeta,

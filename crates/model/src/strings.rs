@@ -18,12 +18,23 @@ pub struct StrRef(pub u32);
 /// alone can be hundreds of megabytes on a large trace, and two arenas merge
 /// by moving blocks, not bytes. Each string costs its bytes plus 8 bytes:
 /// the block number (high 16 bits) and end offset (low 48 bits).
+///
+/// Handles may share a text ([`StrPool::push_shared`]): each handle then
+/// costs 4 bytes more (its stored text's number), and a repeated text
+/// nothing else. Handles stay numbered in push order either way.
 #[derive(Debug, Default)]
 pub struct StrPool {
     blocks: Vec<String>,
+    /// One per stored text.
     ends: Vec<u64>,
+    /// Each handle's stored text, once some texts are shared (else handle
+    /// `h` is stored text `h`).
+    slots: Option<Vec<u32>>,
     by_file_id: FileIds,
 }
+
+/// The texts [`StrPool::push_shared`] stored, by text.
+pub type SharedTexts = crate::FastMap<Box<str>, u32>;
 
 #[derive(Debug, Default)]
 enum FileIds {
@@ -46,6 +57,32 @@ impl StrPool {
 
     /// Store `s` and return its handle. The empty string is stored too.
     pub fn push(&mut self, s: &str) -> StrRef {
+        let stored = self.store(s);
+        self.handle_of(stored)
+    }
+
+    /// A new handle for `s`, sharing the text of an earlier
+    /// `push_shared` of the same text with the same `seen` (which holds
+    /// each text stored this way once): for many handles over few
+    /// distinct texts.
+    pub fn push_shared(&mut self, s: &str, seen: &mut SharedTexts) -> StrRef {
+        match seen.get(s) {
+            Some(&stored) => {
+                let n = self.ends.len() as u32;
+                let slots = self.slots.get_or_insert_with(|| (0..n).collect());
+                slots.push(stored);
+                StrRef(slots.len() as u32 - 1)
+            }
+            None => {
+                let stored = self.store(s);
+                seen.insert(s.into(), stored);
+                self.handle_of(stored)
+            }
+        }
+    }
+
+    /// Append `s` to the text; its stored-text number.
+    fn store(&mut self, s: &str) -> u32 {
         let fits = self
             .blocks
             .last()
@@ -59,12 +96,29 @@ impl StrPool {
         let id = self.ends.len() as u32;
         self.ends
             .push(((bi as u64) << OFFSET_BITS) | block.len() as u64);
-        StrRef(id)
+        id
+    }
+
+    /// A new handle for stored text `stored`.
+    fn handle_of(&mut self, stored: u32) -> StrRef {
+        match &mut self.slots {
+            Some(slots) => {
+                slots.push(stored);
+                StrRef(slots.len() as u32 - 1)
+            }
+            None => StrRef(stored),
+        }
     }
 
     /// The text of `r` (empty for a handle from another pool).
     pub fn get(&self, r: StrRef) -> &str {
-        let i = r.0 as usize;
+        let i = match &self.slots {
+            Some(slots) => match slots.get(r.0 as usize) {
+                Some(&stored) => stored as usize,
+                None => return "",
+            },
+            None => r.0 as usize,
+        };
         let Some(&packed) = self.ends.get(i) else {
             return "";
         };
@@ -86,7 +140,15 @@ impl StrPool {
     /// Text blocks are moved, not copied. The file-id map of whichever pool
     /// has one is kept (shifted).
     pub fn append(&mut self, other: StrPool) -> u32 {
-        let offset = self.ends.len() as u32;
+        let offset = self.len() as u32;
+        let stored = self.ends.len() as u32;
+        if self.slots.is_some() || other.slots.is_some() {
+            let slots = self.slots.get_or_insert_with(|| (0..stored).collect());
+            match other.slots {
+                Some(theirs) => slots.extend(theirs.into_iter().map(|t| t + stored)),
+                None => slots.extend(stored..stored + other.ends.len() as u32),
+            }
+        }
         let base = self.blocks.len() as u64;
         // start a new block so that the first string of `other` does not
         // look like a continuation of our last block
@@ -116,14 +178,14 @@ impl StrPool {
         offset
     }
 
-    /// Number of strings stored.
+    /// Number of handles given out.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.slots.as_ref().map_or(self.ends.len(), Vec::len)
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len() == 0
     }
 
     /// Bytes of text stored.
@@ -217,6 +279,50 @@ mod tests {
         assert_eq!(q.get(z), "z");
         assert_eq!(q.get(StrRef(b.0 + off)), "abcdef");
         assert_eq!(q.get(StrRef(e.0 + off)), "tail");
+    }
+
+    #[test]
+    fn shared_texts_keep_handles_in_push_order() {
+        let mut p = StrPool::new();
+        let mut seen = SharedTexts::default();
+        let texts = ["a", "b", "a", "", "b", "c", "", "a"];
+        let mut handles = vec![p.push("plain")];
+        handles.extend(texts.iter().map(|t| p.push_shared(t, &mut seen)));
+        handles.push(p.push("a"));
+        // handles are numbered in push order, shared or not
+        let want: Vec<u32> = (0..handles.len() as u32).collect();
+        assert_eq!(handles.iter().map(|h| h.0).collect::<Vec<_>>(), want);
+        assert_eq!(p.len(), handles.len());
+        let mut all = vec!["plain"];
+        all.extend(texts);
+        all.push("a");
+        for (h, t) in handles.iter().zip(&all) {
+            assert_eq!(p.get(*h), *t);
+        }
+        // "a", "b", "", "c" stored once each, besides the two plain pushes
+        assert_eq!(p.text_bytes(), "plain".len() + "abc".len() + "a".len());
+        assert_eq!(p.get(StrRef(handles.len() as u32)), "");
+        // appended either way round: the other pool's handles shift by
+        // this one's handle count
+        let mut q = StrPool::new();
+        q.load_file_strings(vec![(7, "seven".into())]);
+        let off = q.append(p);
+        assert_eq!(off, 1);
+        for (h, t) in handles.iter().zip(&all) {
+            assert_eq!(q.get(StrRef(h.0 + off)), *t);
+        }
+        assert_eq!(q.by_file_id(7).map(|r| q.get(r)), Some("seven"));
+        let mut r = StrPool::new();
+        let mut seen = SharedTexts::default();
+        let x = r.push_shared("x", &mut seen);
+        let y = r.push_shared("x", &mut seen);
+        let off = r.append(q);
+        assert_eq!((r.get(x), r.get(y)), ("x", "x"));
+        assert_eq!(r.get(StrRef(off)), "seven");
+        for (h, t) in handles.iter().zip(&all) {
+            assert_eq!(r.get(StrRef(h.0 + 1 + off)), *t);
+        }
+        assert_eq!(r.len(), 2 + 1 + handles.len());
     }
 
     #[test]

@@ -58,6 +58,16 @@ pub struct ReadOptions {
     /// views that never look at a kernel (`mem`). At 3 M kernels the
     /// kernels were 0.5 GB. Other formats read their kernels as usual.
     pub no_kernels: bool,
+    /// Keep of each inline NVTX text only the operator name the host views
+    /// show ([`rprof_model::stock::parse_head`]'s name: the text without
+    /// the fields PyTorch appends), stored once per distinct name (nsys
+    /// exports): for views that name a range by that alone (`launch`,
+    /// `steps`). A text whose name would read differently a second time
+    /// is kept whole, so the name read from what is kept is always the
+    /// text's. Each range keeps its own handle, numbered as without this,
+    /// so ranges sort as they would. At 3 M kernels PyTorch's numbered
+    /// texts were 0.6 GB, nearly all distinct.
+    pub range_heads: bool,
 }
 
 impl ReadOptions {
@@ -73,6 +83,7 @@ impl ReadOptions {
             no_ranges: false,
             no_launches: false,
             no_kernels: false,
+            range_heads: false,
         }
     }
 }

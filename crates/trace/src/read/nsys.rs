@@ -12,11 +12,12 @@
 use crate::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::error::{Error, Result};
+use crate::model::stock::parse_head;
 use crate::model::{
     ApiCall, ApiKind, DeviceInfo, Kernel, Launch, MemDevice, MemEvent, MemOp, Range, ReadStats,
     Source, Trace, narrow,
 };
-use crate::model::{StrPool, StrRef};
+use crate::model::{SharedTexts, StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::read::cupti::{collect_rows, int_at, read_memop_tables, read_syncs};
 use crate::read::join::JoinIndex;
@@ -1232,6 +1233,7 @@ fn read_nvtx_raw(
         max_end: i64::MIN,
     };
     let mut filled = 0usize;
+    let mut heads = opts.range_heads.then(SharedTexts::default);
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
         let mut rows = st.query([])?;
@@ -1271,7 +1273,10 @@ fn read_nvtx_raw(
                 continue;
             };
             let (text, pending) = match text_at(r, 4)? {
-                Some(t) => (raw.pool.push(&t), None),
+                Some(t) => match &mut heads {
+                    Some(seen) => (raw.pool.push_shared(name_of_range(&t), seen), None),
+                    None => (raw.pool.push(&t), None),
+                },
                 None => match int_at(r, 5)? {
                     Some(id) => (StrRef(u32::MAX), Some(id)),
                     None => {
@@ -1310,6 +1315,20 @@ fn read_nvtx_raw(
     };
     run().map_err(|e| db.err(format!("reading table {table}"), e))?;
     Ok((raw, filled))
+}
+
+/// What [`ReadOptions::range_heads`] keeps of an inline range text: its
+/// operator name ([`parse_head`]), or the whole text when the name read
+/// again would lose more (`x, seq = 1, seq = 2` is named `x, seq = 1`,
+/// which read again is `x`). Either way `parse_head` of what is kept
+/// names the range as it names the text.
+fn name_of_range(text: &str) -> &str {
+    let name = parse_head(text).name;
+    if parse_head(name).name == name {
+        name
+    } else {
+        text
+    }
 }
 
 /// Merge the NVTX connection's result into the trace: the NVTX pool becomes
