@@ -607,10 +607,20 @@ fn each_view_reads_what_it_reports_on() {
         let err = String::from_utf8(out.stderr).unwrap();
         err.lines().next().unwrap_or("").to_owned()
     };
+    let calls: i64 = db
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start IS NOT NULL AND \"end\" IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     for cmd in ["steps", "idle", "launch", "mem"] {
         let h = headline(cmd);
         assert!(h.contains(&format!(": {kernels} kernels")), "{cmd}: {h}");
         assert!(h.contains(" ranges"), "{cmd}: {h}");
         assert_eq!(h.contains(" API calls"), cmd != "launch", "{cmd}: {h}");
+        // idle keeps the calls that block the host, and says of how many
+        let kept = format!(" of {calls} API calls (those that block the host)");
+        assert_eq!(h.contains(&kept), cmd == "idle", "{cmd}: {h}");
     }
 }

@@ -714,3 +714,61 @@ fn range_heads_keep_each_ranges_place_and_name() {
         heads.strings.text_bytes()
     );
 }
+
+/// `blocking_calls_only`, the read of `idle`: the calls kept are exactly
+/// the full read's calls that block the host, in the same order, and the
+/// others are counted, on a real nsys export and a PyTorch-profiler trace
+/// (filtered after reading there).
+#[test]
+fn blocking_calls_only_keeps_the_full_reads_blocking_calls() {
+    use rprof_trace::model::ApiCall;
+    for path in [
+        fixture("nsys-ai/mfu_2gpu_before.sqlite"),
+        fixture("kineto/alexnet_benchmark_trace.json.gz"),
+    ] {
+        let opts = ReadOptions {
+            api_calls: true,
+            all_ranges: true,
+            memops: true,
+            ..ReadOptions::default()
+        };
+        let full = read(&path, opts).unwrap();
+        let lean = read(
+            &path,
+            ReadOptions {
+                blocking_calls_only: true,
+                ..opts
+            },
+        )
+        .unwrap();
+        let f = path.display();
+        let call = |t: &Trace, c: &ApiCall| {
+            let name = t.strings.get(c.name).to_owned();
+            (c.start_ns, c.end_ns, c.thread, c.correlation, name)
+        };
+        let want: Vec<_> = full
+            .api_calls
+            .iter()
+            .filter(|c| c.kind.blocks_host())
+            .map(|c| call(&full, c))
+            .collect();
+        let got: Vec<_> = lean.api_calls.iter().map(|c| call(&lean, c)).collect();
+        assert!(!want.is_empty(), "{f}");
+        assert!(want.len() < full.api_calls.len(), "{f}");
+        assert_eq!(got, want, "{f}");
+        assert_eq!(
+            lean.stats.api_calls + lean.stats.api_calls_dropped,
+            full.api_calls.len() as u64,
+            "{f}"
+        );
+        assert_eq!(lean.stats.api_calls, want.len() as u64, "{f}");
+        // the launches do not depend on which calls are kept
+        let launch = |t: &Trace| -> Vec<(i64, i64, u64, i64)> {
+            t.launches
+                .iter()
+                .map(|l| (l.start_ns, l.end_ns, l.thread, l.correlation))
+                .collect()
+        };
+        assert_eq!(launch(&lean), launch(&full), "{f}");
+    }
+}

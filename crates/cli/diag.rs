@@ -23,14 +23,24 @@ pub fn name(trace: &Trace) -> String {
 /// a launch call.
 pub fn trace_headline(trace: &Trace) -> String {
     let mut parts = vec![format!("{} kernels", trace.kernel_count())];
-    for (n, what) in [
-        (trace.memops.len(), "copies and sets"),
-        (trace.api_calls.len(), "API calls"),
-        (trace.ranges.len(), "ranges"),
-        (trace.mem_events.len(), "memory events"),
-        (trace.syncs.len(), "synchronisation records"),
+    // only the blocking calls kept: say of how many
+    let dropped = trace.stats.api_calls_dropped;
+    let calls = match dropped {
+        0 => "API calls".to_owned(),
+        _ => format!(
+            "of {} API calls (those that block the host)",
+            trace.api_calls.len() as u64 + dropped
+        ),
+    };
+    for (n, what, read) in [
+        (trace.memops.len(), "copies and sets", false),
+        (trace.api_calls.len(), calls.as_str(), dropped > 0),
+        (trace.ranges.len(), "ranges", false),
+        (trace.mem_events.len(), "memory events", false),
+        (trace.syncs.len(), "synchronisation records", false),
     ] {
-        if n > 0 {
+        // (a table read but left empty by a choice is still said)
+        if n > 0 || read {
             parts.push(format!("{n} {what}"));
         }
     }

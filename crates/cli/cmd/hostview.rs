@@ -141,6 +141,9 @@ pub struct Wants {
     /// Only each range's operator name, never its whole text
     /// ([`ReadOptions::range_heads`]).
     pub range_names: bool,
+    /// Of the API calls (with `host`), only those that block the host
+    /// ([`ReadOptions::blocking_calls_only`]).
+    pub blocking_calls: bool,
 }
 
 /// Read a profile with what `wants` says, then find the innermost range
@@ -151,6 +154,7 @@ pub fn load(file: &Path, wants: Wants, quiet: bool) -> anyhow::Result<(Trace, Ve
         syncs,
         innermost,
         range_names,
+        blocking_calls,
     } = wants;
     let file = &crate::input::profile_arg(file)?;
     let path = match Input::detect(Some(file))? {
@@ -184,6 +188,7 @@ pub fn load(file: &Path, wants: Wants, quiet: bool) -> anyhow::Result<(Trace, Ve
             no_launches: false,
             no_kernels: false,
             range_heads: range_names,
+            blocking_calls_only: blocking_calls,
         },
     )?;
     drop(reading);

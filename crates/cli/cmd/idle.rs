@@ -57,12 +57,14 @@ pub fn run(args: &IdleArgs) -> anyhow::Result<()> {
         top: args.top.min(100_000),
         ..IdleOptions::default()
     };
-    // its gaps list the host ranges by their whole text
+    // its gaps list the host ranges by their whole text, and of the API
+    // calls only those that block the host
     let wants = hostview::Wants {
         host: true,
         syncs: true,
         innermost: false,
         range_names: false,
+        blocking_calls: true,
     };
     let (trace, _) = hostview::load(&args.file, wants, args.out.quiet)?;
     let report = idle::compute(&trace, &opts);

@@ -67,6 +67,7 @@ pub fn run(args: &LaunchArgs) -> anyhow::Result<()> {
         syncs: false,
         innermost: true,
         range_names: true,
+        blocking_calls: false,
     };
     let (trace, innermost) = hostview::load(&args.file, wants, args.out.quiet)?;
     let each = args.table == CsvTable::Each;

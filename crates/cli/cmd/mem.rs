@@ -175,6 +175,7 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             // the view never looks at a kernel: counted, not kept
             no_kernels: true,
             range_heads: false,
+            blocking_calls_only: false,
         },
     )?;
     // a piped profile is named as given (`-`), not by its temporary copy

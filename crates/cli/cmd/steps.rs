@@ -58,6 +58,7 @@ pub fn run(args: &StepsArgs) -> anyhow::Result<()> {
         syncs: false,
         innermost: true,
         range_names: true,
+        blocking_calls: false,
     };
     let (trace, innermost) = hostview::load(&args.file, wants, args.out.quiet)?;
     let report = steps::compute(&trace, &StepOptions { pattern }, &innermost);

@@ -375,6 +375,16 @@ impl ApiCall {
     pub fn duration_ns(&self) -> i64 {
         self.end_ns.saturating_sub(self.start_ns).max(0)
     }
+
+    /// Keep only the calls of `calls` that block the host
+    /// ([`ApiKind::blocks_host`]), giving back the memory of the others;
+    /// the number dropped.
+    pub fn keep_blocking(calls: &mut Vec<ApiCall>) -> u64 {
+        let before = calls.len();
+        calls.retain(|c| c.kind.blocks_host());
+        calls.shrink_to_fit();
+        (before - calls.len()) as u64
+    }
 }
 
 /// What a CUDA API call does, judged from its name.
@@ -903,6 +913,9 @@ pub struct ReadStats {
     pub ranges_open: u64,
     /// CUDA API calls kept in [`Trace::api_calls`] (when asked for).
     pub api_calls: u64,
+    /// CUDA API calls read but not kept: those that do not block the host,
+    /// when only the blocking ones were asked for.
+    pub api_calls_dropped: u64,
     /// Memory events kept (when asked for).
     pub mem_events: u64,
     /// Memory events skipped (missing or mistyped fields).
@@ -987,6 +1000,15 @@ impl Trace {
             stats: ReadStats::default(),
             notes: Vec::new(),
         }
+    }
+
+    /// Keep only the API calls that block the host
+    /// ([`ApiKind::blocks_host`]), counting the others in
+    /// [`ReadStats::api_calls_dropped`].
+    pub fn keep_blocking_calls(&mut self) {
+        let dropped = ApiCall::keep_blocking(&mut self.api_calls);
+        self.stats.api_calls_dropped += dropped;
+        self.stats.api_calls = self.stats.api_calls.saturating_sub(dropped);
     }
 
     /// How many kernels the file has (rows with a start and an end),

@@ -39,26 +39,39 @@ pub fn gpu_ops(trace: &Trace) -> Vec<GpuOp> {
     v
 }
 
+/// Number `i` of [`gpu_ops`] without making the list: kernel `i`, else
+/// copy or set `i - kernels`.
+pub fn gpu_op(trace: &Trace, i: usize) -> Option<GpuOp> {
+    let kernels = trace.kernels.len();
+    match i.checked_sub(kernels) {
+        None => trace.kernels.get(i).map(|k| GpuOp {
+            start_ns: k.start_ns,
+            end_ns: k.end_ns.max(k.start_ns),
+            device: k.device,
+            stream: k.stream,
+            launch: k.launch,
+            op: OpRef::Kernel(i as u32),
+        }),
+        Some(m) => trace.memops.get(m).map(|o| GpuOp {
+            start_ns: o.start_ns,
+            end_ns: o.end_ns.max(o.start_ns),
+            device: o.device,
+            stream: o.stream,
+            launch: o.launch,
+            op: OpRef::Mem(m as u32),
+        }),
+    }
+}
+
 /// [`gpu_ops`] one at a time, for a view that needs each only once (at
 /// 3 M kernels the list is 150 MB).
 pub fn each_gpu_op(trace: &Trace) -> impl Iterator<Item = GpuOp> + '_ {
-    let kernels = trace.kernels.iter().enumerate().map(|(i, k)| GpuOp {
-        start_ns: k.start_ns,
-        end_ns: k.end_ns.max(k.start_ns),
-        device: k.device,
-        stream: k.stream,
-        launch: k.launch,
-        op: OpRef::Kernel(i as u32),
-    });
-    let memops = trace.memops.iter().enumerate().map(|(i, m)| GpuOp {
-        start_ns: m.start_ns,
-        end_ns: m.end_ns.max(m.start_ns),
-        device: m.device,
-        stream: m.stream,
-        launch: m.launch,
-        op: OpRef::Mem(i as u32),
-    });
-    kernels.chain(memops)
+    (0..gpu_op_count(trace)).filter_map(|i| gpu_op(trace, i))
+}
+
+/// The length of [`gpu_ops`].
+pub fn gpu_op_count(trace: &Trace) -> usize {
+    trace.kernels.len() + trace.memops.len()
 }
 
 /// The name of a GPU operation.

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use rayon::slice::ParallelSliceMut;
 use rprof_model::{ApiCall, Trace};
 use serde::Serialize;
 
@@ -220,30 +221,44 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
         na: None,
         notes: trace.missing.clone(),
     };
-    let ops = host::gpu_ops(trace);
-    if ops.is_empty() {
+    // the operations by number (`host::gpu_op`), not as a list of their
+    // own: at 3 M kernels the list was 190 MB
+    if host::gpu_op_count(trace) == 0 {
         report.na = Some("the trace has no GPU operations".into());
         return report;
     }
-    report.first_op_ns = ops.iter().map(|o| o.start_ns).min();
-    let mut by_stream: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
-    for (i, op) in ops.iter().enumerate() {
-        by_stream.entry((op.device, op.stream)).or_default().push(i);
+    let mut by_stream: BTreeMap<(i64, i64), Vec<u32>> = BTreeMap::new();
+    for (i, op) in host::each_gpu_op(trace).enumerate() {
+        report.first_op_ns = Some(
+            report
+                .first_op_ns
+                .map_or(op.start_ns, |f| f.min(op.start_ns)),
+        );
+        by_stream
+            .entry((op.device, op.stream))
+            .or_default()
+            .push(i as u32);
     }
+    let span = |i: u32| host::gpu_op(trace, i as usize).map_or((0, 0), |o| (o.start_ns, o.end_ns));
     let mut raw: Vec<RawGap> = Vec::new();
     let keep = opts.top;
     for ((device, stream), mut idx) in by_stream {
-        idx.sort_by_key(|&i| (ops[i].start_ns, ops[i].end_ns, i));
+        // (start, end, number): no two equal, so any sort gives one order
+        idx.par_sort_unstable_by_key(|&i| (span(i), i));
         let mut s = StreamIdle {
             device,
             stream,
             ops: idx.len() as u64,
             ..StreamIdle::default()
         };
-        let first = ops[idx[0]].start_ns;
-        let mut last_end = ops[idx[0]].end_ns;
+        let Some(&head) = idx.first() else {
+            continue;
+        };
+        let (first, mut last_end) = span(head);
         for &i in &idx[1..] {
-            let op = &ops[i];
+            let Some(op) = host::gpu_op(trace, i as usize) else {
+                continue;
+            };
             if op.start_ns > last_end {
                 let gap = op.start_ns.saturating_sub(last_end);
                 let launch = op.launch.and_then(|l| trace.launches.get(l as usize));
@@ -269,7 +284,7 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
                     start: last_end,
                     end: op.start_ns,
                     class,
-                    op: i,
+                    op: i as usize,
                 });
                 // only the largest `top` are explained: keep the list short
                 // (a gap per operation otherwise)
@@ -304,9 +319,10 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
         .filter(|c| c.kind.blocks_host())
         .collect();
     for g in raw {
+        // (every gap's op is one of the trace's)
         report
             .gaps
-            .push(explain(trace, &ops, &ranges, &blocking, g, opts));
+            .extend(explain(trace, &ranges, &blocking, g, opts));
     }
     report
 }
@@ -335,13 +351,12 @@ fn largest(raw: &mut Vec<RawGap>, n: usize) {
 
 fn explain(
     trace: &Trace,
-    ops: &[host::GpuOp],
     ranges: &ThreadRanges<'_>,
     blocking: &[&ApiCall],
     g: RawGap,
     opts: &IdleOptions,
-) -> Gap {
-    let op = &ops[g.op];
+) -> Option<Gap> {
+    let op = host::gpu_op(trace, g.op)?;
     let gap = g.end.saturating_sub(g.start);
     let launch = op.launch.and_then(|l| trace.launches.get(l as usize));
     let range_name = |i: u32| -> String {
@@ -465,7 +480,7 @@ fn explain(
             },
         },
     };
-    Gap {
+    Some(Gap {
         device: g.device,
         stream: g.stream,
         start_ns: g.start,
@@ -483,7 +498,7 @@ fn explain(
             .collect(),
         sync_records: records,
         cause,
-    }
+    })
 }
 
 /// Of `ranges` (with their overlaps) those `keep` accepts, the one with the

@@ -44,7 +44,10 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     // every API call is wanted: the API table is read on a third
     // connection while this one reads the kernels (the calls are joined to
     // them afterwards)
-    let runtime_table = if opts.api_calls {
+    // (not when only the blocking calls are kept: the rows read ahead were
+    // all held at once, a quarter of a gigabyte at 3 M kernels, where
+    // reading them after the kernels keeps only the calls wanted)
+    let runtime_table = if opts.api_calls && !opts.blocking_calls_only {
         db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME")
     } else {
         None
@@ -126,7 +129,11 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
         // the caller asked about the kernels alone
         Some(_) if opts.no_launches && !opts.api_calls => Vec::new(),
         Some(t) => {
-            let all = opts.api_calls.then_some(&mut api_calls);
+            let all = opts.api_calls.then_some(AllCalls {
+                calls: &mut api_calls,
+                blocking_only: opts.blocking_calls_only,
+                dropped: &mut stats.api_calls_dropped,
+            });
             let ahead = match ahead {
                 Some(h) => Some(h.join().map_err(|_| Error::Sqlite {
                     path: db.path.clone(),
@@ -694,6 +701,16 @@ fn read_runtime_rows(path: &std::path::Path, table: &str) -> Result<(Vec<Runtime
     Ok((out, has_class))
 }
 
+/// Where [`read_launches`] puts the API calls it reads.
+struct AllCalls<'a> {
+    /// The calls (with a start and an end).
+    calls: &'a mut Vec<ApiCall>,
+    /// Keep only those that block the host ([`ApiKind::blocks_host`]).
+    blocking_only: bool,
+    /// Counts the others then.
+    dropped: &'a mut u64,
+}
+
 /// The launch calls of `kernels` and `memops` (whose `launch` is set),
 /// and how many of the kernels have none.
 fn read_launches(
@@ -702,7 +719,7 @@ fn read_launches(
     mut kernels: KernelSide<'_>,
     memops: &mut [(MemOp, u64)],
     strings: &mut StrPool,
-    all: Option<&mut Vec<ApiCall>>,
+    all: Option<AllCalls<'_>>,
     read_ahead: Option<(Vec<RuntimeRow>, bool)>,
 ) -> Result<(Vec<Launch>, u64)> {
     // (process bits, correlation id) → launch slot, in the order of each
@@ -790,9 +807,19 @@ fn read_launches(
             // then the rows become the calls in their own memory (made on a
             // second thread beside the loop above, the calls were a second
             // list of millions beside the rows, at the read's peak)
-            *all = every_call(rows, names, unnamed, has_class);
+            let keep = |k: ApiKind| !all.blocking_only || k.blocks_host();
+            let (calls, dropped) = every_call(rows, names, unnamed, has_class, keep);
+            *all.calls = calls;
+            *all.dropped += dropped;
         }
         (ahead, mut all) => {
+            let (ahead, query, has_class) = match ahead {
+                Some((rows, has_class)) => (Some(rows), None, has_class),
+                None => {
+                    let (sql, has_class) = runtime_query(db, table)?;
+                    (None, Some(sql), has_class)
+                }
+            };
             // every call, for the timeline views; versioned flag for
             // de-duplicating backtrace rows of exports without eventClass
             let mut versioned_all: Vec<bool> = Vec::new();
@@ -807,7 +834,7 @@ fn read_launches(
                     Some(id) => api_name_of(id, &mut api_names, strings),
                     None => (None, false, None),
                 };
-                if let Some(all) = all.as_deref_mut()
+                if let Some(all) = all.as_mut()
                     && let Some((start, end)) = row.times()
                 {
                     let (name, kind) = match (api, kind) {
@@ -817,7 +844,14 @@ fn read_launches(
                             (n, ApiKind::classify(strings.get(n)))
                         }),
                     };
-                    all.push(ApiCall {
+                    // (dropped as read only where no de-duplication
+                    // follows, which must see every row)
+                    if all.blocking_only && has_class && !kind.blocks_host() {
+                        *all.dropped += 1;
+                        fill(slot, &row, api, versioned);
+                        return;
+                    }
+                    all.calls.push(ApiCall {
                         start_ns: start,
                         end_ns: end,
                         thread: row.gtid,
@@ -829,23 +863,21 @@ fn read_launches(
                 }
                 fill(slot, &row, api, versioned);
             };
-            let has_class = match ahead {
-                Some((rows, has_class)) => {
-                    rows.into_iter().for_each(&mut join);
-                    has_class
-                }
-                None => {
-                    let (sql, has_class) = runtime_query(db, table)?;
-                    runtime_rows(db, &sql, &mut join)
-                        .map_err(|e| db.err(format!("reading table {table}"), e))?;
-                    has_class
-                }
-            };
+            if let Some(rows) = ahead {
+                rows.into_iter().for_each(&mut join);
+            }
+            if let Some(sql) = query {
+                runtime_rows(db, &sql, &mut join)
+                    .map_err(|e| db.err(format!("reading table {table}"), e))?;
+            }
             if let Some(all) = all {
                 if !has_class {
-                    dedupe_backtrace_rows(all, &versioned_all);
+                    dedupe_backtrace_rows(all.calls, &versioned_all);
+                    if all.blocking_only {
+                        *all.dropped += ApiCall::keep_blocking(all.calls);
+                    }
                 }
-                sort_calls(all);
+                sort_calls(all.calls);
             }
         }
     }
@@ -909,13 +941,16 @@ fn api_name_of(
 /// Every call of `rows` with a start and an end, named from `names` (the
 /// interned name of each function id) or `unnamed`, in the order of
 /// [`sort_calls`], backtrace duplicates removed when the export has no
-/// `eventClass`.
+/// `eventClass`; of those, the ones whose kind `keep` accepts, and how
+/// many it did not.
 fn every_call(
     rows: Vec<RuntimeRow>,
     names: &HashMap<i64, (StrRef, bool, ApiKind)>,
     unnamed: Option<(StrRef, ApiKind)>,
     has_class: bool,
-) -> Vec<ApiCall> {
+    keep: impl Fn(ApiKind) -> bool,
+) -> (Vec<ApiCall>, u64) {
+    let mut dropped = 0u64;
     let mut versioned_all = Vec::with_capacity(if has_class { 0 } else { rows.len() });
     // collected in the rows' own allocation (a call is smaller than a
     // row), then shrunk to the calls
@@ -931,6 +966,11 @@ fn every_call(
                     (name, kind, false)
                 }
             };
+            // (dropped as read only where no de-duplication follows)
+            if has_class && !keep(kind) {
+                dropped += 1;
+                return None;
+            }
             if !has_class {
                 versioned_all.push(versioned);
             }
@@ -947,9 +987,13 @@ fn every_call(
     all.shrink_to_fit();
     if !has_class {
         dedupe_backtrace_rows(&mut all, &versioned_all);
+        let before = all.len();
+        all.retain(|c| keep(c.kind));
+        all.shrink_to_fit();
+        dropped += (before - all.len()) as u64;
     }
     sort_calls(&mut all);
-    all
+    (all, dropped)
 }
 
 /// The order of `Trace::api_calls`: by start, thread, correlation id, then
@@ -1596,14 +1640,16 @@ mod tests {
         ];
         let key = |c: &ApiCall| (c.start_ns, c.thread, c.correlation, c.name);
         let unknown_kind = ApiKind::classify("<unknown API>");
-        let made = |has_class| {
+        let made_keeping = |has_class, blocking_only: bool| {
             every_call(
                 rows.clone(),
                 &names,
                 Some((unknown, unknown_kind)),
                 has_class,
+                |k: ApiKind| !blocking_only || k.blocks_host(),
             )
         };
+        let made = |has_class| made_keeping(has_class, false).0;
         let calls = |has_class| -> Vec<_> { made(has_class).iter().map(key).collect() };
         assert_eq!(
             calls(false),
@@ -1630,6 +1676,23 @@ mod tests {
                 ((50, 7, 2, sync), 51),
             ]
         );
+        // only the blocking calls: the others counted, and with
+        // duplicates left, as the list without them would have them (the
+        // full list is 7 calls with eventClass, 4 without)
+        for (has_class, full) in [(true, 7), (false, 4)] {
+            let (kept, dropped) = made_keeping(has_class, true);
+            let want: Vec<_> = made(has_class)
+                .into_iter()
+                .filter(|c| c.kind.blocks_host())
+                .map(|c| (key(&c), c.end_ns))
+                .collect();
+            assert!(!want.is_empty());
+            assert_eq!(
+                kept.iter().map(|c| (key(c), c.end_ns)).collect::<Vec<_>>(),
+                want
+            );
+            assert_eq!(kept.len() as u64 + dropped, full, "{has_class}");
+        }
     }
 
     #[test]
