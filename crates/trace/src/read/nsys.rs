@@ -43,15 +43,18 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
     };
     // every API call is wanted: the API table is read on a third
     // connection while this one reads the kernels (the calls are joined to
-    // them afterwards)
-    // (not when only the blocking calls are kept: the rows read ahead were
-    // all held at once, a quarter of a gigabyte at 3 M kernels, where
-    // reading them after the kernels keeps only the calls wanted)
-    let runtime_table = if opts.api_calls && !opts.blocking_calls_only {
-        db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME")
-    } else {
-        None
-    };
+    // them afterwards); when only the blocking calls are kept, only while
+    // the rows read ahead take at most READ_AHEAD_BYTES, as they are all
+    // held at once (a quarter of a gigabyte at 3 M kernels), where reading
+    // them after the kernels keeps only the calls wanted
+    let runtime_table = db
+        .resolve("CUPTI_ACTIVITY_KIND_RUNTIME")
+        .filter(|_| opts.api_calls)
+        .filter(|t| {
+            !opts.blocking_calls_only
+                || row_count_hint(db, t).saturating_mul(std::mem::size_of::<RuntimeRow>())
+                    <= READ_AHEAD_BYTES
+        });
     let path = db.path.clone();
     std::thread::scope(|scope| {
         let path = &path;
@@ -78,6 +81,13 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         Ok(trace)
     })
 }
+
+/// The most memory the API rows read ahead may take when only the
+/// blocking calls are kept ([`ReadOptions::blocking_calls_only`]): below
+/// it, reading them beside the kernels saves time (a tenth of `idle`'s at
+/// 1 M kernels, whose 1.9 M rows take 90 MB); above it, reading them after
+/// the kernels saves their memory at the read's peak.
+const READ_AHEAD_BYTES: usize = 128 << 20;
 
 /// The rows of the API table, when another thread reads them.
 type ReadAhead<'s> = std::thread::ScopedJoinHandle<'s, Result<(Vec<RuntimeRow>, bool)>>;
@@ -1615,6 +1625,58 @@ fn cuda_device_map(db: &Db) -> Result<Vec<(i64, i64, Option<i64>)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only the blocking calls, read after the kernels (the path of large
+    /// API tables, whose rows are not read ahead): the calls are the full
+    /// read's blocking ones in the same order, the others are counted, and
+    /// the launches are the same. A real export (committed fixture).
+    #[test]
+    fn blocking_calls_read_after_the_kernels_as_the_full_read() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/nsys-ai/mfu_2gpu_before.sqlite");
+        let db = Db::open(&path).unwrap();
+        let opts = ReadOptions {
+            api_calls: true,
+            memops: true,
+            ..ReadOptions::default()
+        };
+        // no read-ahead: the rows are read after the kernels
+        let (full, _) = read_main(&db, opts, None).unwrap();
+        let blocking = ReadOptions {
+            blocking_calls_only: true,
+            ..opts
+        };
+        let (lean, _) = read_main(&db, blocking, None).unwrap();
+        let key = |t: &Trace, c: &ApiCall| {
+            (
+                c.start_ns,
+                c.end_ns,
+                c.thread,
+                c.correlation,
+                t.strings.get(c.name).to_owned(),
+            )
+        };
+        let want: Vec<_> = full
+            .api_calls
+            .iter()
+            .filter(|c| c.kind.blocks_host())
+            .map(|c| key(&full, c))
+            .collect();
+        let got: Vec<_> = lean.api_calls.iter().map(|c| key(&lean, c)).collect();
+        assert!(!want.is_empty() && want.len() < full.api_calls.len());
+        assert_eq!(got, want);
+        assert_eq!(
+            lean.stats.api_calls + lean.stats.api_calls_dropped,
+            full.api_calls.len() as u64
+        );
+        let launch = |t: &Trace| -> Vec<(i64, i64, u64, i64)> {
+            t.launches
+                .iter()
+                .map(|l| (l.start_ns, l.end_ns, l.thread, l.correlation))
+                .collect()
+        };
+        assert_eq!(launch(&lean), launch(&full));
+    }
 
     /// The calls made beside the launch join: every row with times, named
     /// from the interned names (or the unknown name), backtrace duplicates
