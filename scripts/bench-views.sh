@@ -51,6 +51,8 @@ if [ -n "$old" ]; then
     add old-mem "$old mem $file > /dev/null 2>&1"
     add old-launch "$old launch -q $file > /dev/null"
     add old-steps "$old steps -q $file > /dev/null"
+    add old-idle "$old idle -q $file > /dev/null"
+    add old-report "$old report -q $file -o $tmp/r-old.html"
     add old-stats-default "$old stats -q $file > /dev/null"
     add old-stats-nvtx "$old stats -q --report nvtx_sum $file > /dev/null"
     add old-stats-proj "$old stats -q --report nvtx_gpu_proj_sum $file > /dev/null"
