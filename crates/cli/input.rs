@@ -337,7 +337,7 @@ pub fn for_each_chunk_prepared<T: Send>(
 ) -> anyhow::Result<Info> {
     match input {
         Input::Profile(path) => {
-            let (mut trace, enclosing) = load_with(path, opts, ranges, true)?;
+            let (mut trace, enclosing) = load_with(path, opts, ranges)?;
             // the copies and sets are the caller's: moved, not copied (at
             // 3 M kernels a copy is ~100 MB more at the peak), as records
             // are built from kernels alone
@@ -489,24 +489,39 @@ fn parquet_records(
     Ok(info)
 }
 
-/// A profile, read and attributed.
-pub fn load(
-    path: &Path,
-    opts: Options,
-) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
-    load_with(path, opts, Ranges::Read, false)
-}
-
-/// [`load`], reading the ranges or not. `for_records`: the trace's ranges
-/// serve only to build records, so those enclosing no launch call are
-/// dropped before the attribution (less memory and sorting on large
-/// exports; the records are the same).
+/// A profile, read (with its ranges or not) and attributed for building
+/// records: the trace's ranges serve only to build them, so those
+/// enclosing no launch call are dropped before the attribution (less
+/// memory and sorting on large exports; the records are the same).
 fn load_with(
     path: &Path,
     opts: Options,
     ranges: Ranges,
-    for_records: bool,
 ) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
+    let on = progress::enabled(opts.quiet, false);
+    let mut trace = read_profile(path, opts, ranges)?;
+    let attributing = Phase::spinner(
+        on && ranges == Ranges::Read,
+        "attributing kernels to NVTX ranges",
+    );
+    let (enclosing, _) = rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges);
+    drop(attributing);
+    Ok((trace, enclosing))
+}
+
+/// A profile, read, with its ranges in attribution order but not
+/// attributed: for a caller that uses every range before it attributes
+/// the kernels to those enclosing a launch call (`export` writes them all
+/// first, then keeps those for the op models:
+/// [`rprof_trace::attribute::attribute_used`]).
+pub fn load_sorted(path: &Path, opts: Options) -> anyhow::Result<Trace> {
+    let mut trace = read_profile(path, opts, Ranges::Read)?;
+    rprof_trace::attribute::sort_ranges(&mut trace.ranges);
+    Ok(trace)
+}
+
+/// Read a profile (with its ranges or not), as given.
+fn read_profile(path: &Path, opts: Options, ranges: Ranges) -> anyhow::Result<Trace> {
     let on = progress::enabled(opts.quiet, false);
     let reading = Phase::spinner(on, &format!("reading {}", path.display()));
     let mut trace = read::read(
@@ -520,17 +535,7 @@ fn load_with(
     )?;
     drop(reading);
     as_given(&mut trace);
-    let attributing = Phase::spinner(
-        on && ranges == Ranges::Read,
-        "attributing kernels to NVTX ranges",
-    );
-    let enclosing = if for_records {
-        rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges).0
-    } else {
-        rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges)
-    };
-    drop(attributing);
-    Ok((trace, enclosing))
+    Ok(trace)
 }
 
 /// What reading a profile found, on stderr: the records headline, the

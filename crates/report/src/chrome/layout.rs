@@ -249,9 +249,11 @@ pub struct Written {
 }
 
 /// One profile being written: between [`Timeline::begin`] and
-/// [`Timeline::end`].
-pub struct Profile<'t> {
-    trace: &'t Trace,
+/// [`Timeline::end`]. It holds no borrow of the trace, so that the caller
+/// may drop what the CPU side needed once it is written (`export` drops
+/// the ranges that enclose no launch call before attributing the
+/// kernels).
+pub struct Profile {
     rank: Option<usize>,
     window: Window,
     t: Tracks,
@@ -297,12 +299,12 @@ impl<W: Write> Timeline<W> {
     /// Start a profile (`rank`: its index when there are several, `None`
     /// for the only one): write its track names, ranges, launch calls and
     /// memory operations in `window`.
-    pub fn begin<'t>(
+    pub fn begin(
         &mut self,
-        trace: &'t Trace,
+        trace: &Trace,
         rank: Option<usize>,
         window: Window,
-    ) -> io::Result<Profile<'t>> {
+    ) -> io::Result<Profile> {
         let w = &mut self.w;
         let ids = &mut self.ids;
         let t = tracks(trace);
@@ -443,7 +445,6 @@ impl<W: Write> Timeline<W> {
         }
 
         Ok(Profile {
-            trace,
             rank,
             window,
             t,
@@ -457,7 +458,7 @@ impl<W: Write> Timeline<W> {
 
     /// Write a chunk of the profile's kernel records (in start order), with
     /// the models' numbers.
-    pub fn kernels(&mut self, p: &mut Profile<'_>, recs: &[Record<'_>]) -> io::Result<()> {
+    pub fn kernels(&mut self, p: &mut Profile, recs: &[Record<'_>]) -> io::Result<()> {
         let w = &mut self.w;
         let ids = &mut self.ids;
         let resolved = p.models.resolve(recs);
@@ -533,15 +534,15 @@ impl<W: Write> Timeline<W> {
         Ok(())
     }
 
-    /// Finish a profile: its utilization counters. Returns what was
-    /// written of it.
-    pub fn end(&mut self, mut p: Profile<'_>) -> io::Result<Written> {
+    /// Finish a profile (of `trace`, the one [`Timeline::begin`] was
+    /// given): its utilization counters. Returns what was written of it.
+    pub fn end(&mut self, mut p: Profile, trace: &Trace) -> io::Result<Written> {
         // the op models' state (the forward kernels remembered for
         // backward lookups) is let go before the utilization tracks are
         // made: 0.1 GB at 3 M kernels, at the peak of `export`
         p.models = Models::default();
-        utilization(&mut self.w, p.trace, &p.t, p.rank, &mut self.ids, p.window)?;
-        self.ids.flow_base = p.first_memop_flow + p.trace.memops.len() as u64;
+        utilization(&mut self.w, trace, &p.t, p.rank, &mut self.ids, p.window)?;
+        self.ids.flow_base = p.first_memop_flow + trace.memops.len() as u64;
         Ok(Written {
             kernels: p.n[0],
             memops: p.n[1],

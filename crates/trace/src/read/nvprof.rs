@@ -489,12 +489,14 @@ fn read_memops(db: &Db, strings: &mut StrPool, notes: &mut Vec<String>) -> Resul
     .filter(|(t, _)| db.has_table(t))
     .map(|(t, copy)| (t.to_owned(), copy))
     .collect();
-    Ok(
+    let mut memops: Vec<MemOp> =
         crate::read::cupti::read_memop_tables(db, &tables, strings, true, notes)?
             .into_iter()
             .map(|(m, _)| m)
-            .collect(),
-    )
+            .collect();
+    // made in the rows' allocation, sized by the tables' largest rowids
+    memops.shrink_to_fit();
+    Ok(memops)
 }
 
 type Domains = Vec<((u64, u32), StrRef)>;
