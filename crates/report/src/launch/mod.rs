@@ -285,15 +285,9 @@ fn median_by(run: &mut [Sample], value: impl Fn(&Sample) -> i64) -> Option<f64> 
     Some((lo as f64 + hi as f64) / 2.0)
 }
 
-/// Queue-length figures from `(launch call start, op start)` pairs of one
-/// stream (pairs with `op start <= call start` already taken out).
-pub fn queue_of(pairs: &[(i64, i64)]) -> Queue {
-    let (mut calls, mut starts): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
-    queue_of_times(&mut calls, &mut starts)
-}
-
-/// [`queue_of`] from the call starts and the op starts as two lists (of
-/// equal length), sorted here in place: each call start adds one to the
+/// Queue-length figures of one stream from its launch calls' starts and
+/// its ops' starts as two lists of equal length (pairs with `op start <=
+/// call start` already taken out), sorted here in place: each call start adds one to the
 /// queue and each op start takes one away, an op start first at the same
 /// instant. Walking the two sorted lists together needs no list of events
 /// beside them (at 3 M kernels on one stream that list was 96 MB).
@@ -791,6 +785,12 @@ fn write_table<W: Write>(w: &mut W, r: &LaunchReport, top: usize, width: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Queue figures from `(launch call start, op start)` pairs.
+    fn queue_of(pairs: &[(i64, i64)]) -> Queue {
+        let (mut calls, mut starts): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+        queue_of_times(&mut calls, &mut starts)
+    }
 
     #[test]
     fn queue_by_hand() {

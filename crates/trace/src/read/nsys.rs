@@ -821,8 +821,7 @@ fn read_launches(
             // then the rows become the calls in their own memory (made on a
             // second thread beside the loop above, the calls were a second
             // list of millions beside the rows, at the read's peak)
-            let keep = |k: ApiKind| !all.blocking_only || k.blocks_host();
-            let (calls, dropped) = every_call(rows, names, unnamed, has_class, keep);
+            let (calls, dropped) = every_call(rows, names, unnamed, has_class, all.blocking_only);
             *all.calls = calls;
             *all.dropped += dropped;
         }
@@ -955,14 +954,14 @@ fn api_name_of(
 /// Every call of `rows` with a start and an end, named from `names` (the
 /// interned name of each function id) or `unnamed`, in the order of
 /// [`sort_calls`], backtrace duplicates removed when the export has no
-/// `eventClass`; of those, the ones whose kind `keep` accepts, and how
-/// many it did not.
+/// `eventClass`; of those, when `blocking_only`, the ones that block the
+/// host, and how many did not.
 fn every_call(
     rows: Vec<RuntimeRow>,
     names: &HashMap<i64, (StrRef, bool, ApiKind)>,
     unnamed: Option<(StrRef, ApiKind)>,
     has_class: bool,
-    keep: impl Fn(ApiKind) -> bool,
+    blocking_only: bool,
 ) -> (Vec<ApiCall>, u64) {
     let mut dropped = 0u64;
     let mut versioned_all = Vec::with_capacity(if has_class { 0 } else { rows.len() });
@@ -981,7 +980,7 @@ fn every_call(
                 }
             };
             // (dropped as read only where no de-duplication follows)
-            if has_class && !keep(kind) {
+            if has_class && blocking_only && !kind.blocks_host() {
                 dropped += 1;
                 return None;
             }
@@ -1001,10 +1000,9 @@ fn every_call(
     all.shrink_to_fit();
     if !has_class {
         dedupe_backtrace_rows(&mut all, &versioned_all);
-        let before = all.len();
-        all.retain(|c| keep(c.kind));
-        all.shrink_to_fit();
-        dropped += (before - all.len()) as u64;
+        if blocking_only {
+            dropped += ApiCall::keep_blocking(&mut all);
+        }
     }
     sort_calls(&mut all);
     (all, dropped)
@@ -1712,7 +1710,7 @@ mod tests {
                 &names,
                 Some((unknown, unknown_kind)),
                 has_class,
-                |k: ApiKind| !blocking_only || k.blocks_host(),
+                blocking_only,
             )
         };
         let made = |has_class| made_keeping(has_class, false).0;
