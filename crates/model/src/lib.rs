@@ -53,7 +53,7 @@ pub use stack_form::{Shaped, StackForm, StackMode};
 pub use stats::{GroupBy, Stats, WeightedMean, median_of_sorted, percentile_of_sorted};
 pub use stats_data::{
     ApiRow, GpuKernel, GpuMemOp, KernelLaunch, NameId, Names, NvtxRow, OsrtRow, RangeStyle,
-    StatsData, Tables, UmFault, strip_api_version,
+    StatsData, Tables, ThreadIndex, UmFault, strip_api_version,
 };
 pub use strings::{SharedTexts, StrPool, StrRef};
 pub use trace::{

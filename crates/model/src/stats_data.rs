@@ -17,20 +17,35 @@ use crate::trace::Source;
 pub type NameId = u32;
 
 /// A string interner: each distinct text stored once.
-#[derive(Default)]
 pub struct Names {
     /// Every name, back to back.
     text: String,
-    /// Where name `i` ends in `text` (it starts where name `i - 1` ends).
-    ends: Vec<usize>,
+    /// Where name `i` ends in `text` (it starts where name `i - 1` ends),
+    /// the low [`Names::low_bits`] bits only: 4 bytes a name, not 8 (an
+    /// export can hold 14 million distinct NVTX texts).
+    ends: Vec<u32>,
+    /// The rest of each end: the ids at which it goes up by one, in order
+    /// (an id twice if its end went up by two). Empty below 4 GiB of text.
+    wraps: Vec<NameId>,
+    /// How many bits of an end [`Names::ends`] keeps: 32 (fewer in tests,
+    /// so that the wraps are reached with little text).
+    low_bits: u32,
     /// The ids by the hash of their text: an open-addressing table with
     /// linear probing, each slot the upper 32 bits of the text's hash and
     /// the id ([`FREE`] for none), at most three quarters full. Hand-written
     /// for speed: an export can hold millions of distinct NVTX texts, each
     /// interned once, and a probe of a table that size is a cache miss;
     /// [`Names::intern_batch`] fetches the slots of the names ahead, which
-    /// a library table does not let one address.
+    /// a library table does not let one address. Let go by
+    /// [`Names::seal`] and made again from the texts if one more is
+    /// interned.
     slots: Vec<u64>,
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        Names::with_low_bits(32)
+    }
 }
 
 /// A free slot of [`Names`]' table (no id is `u32::MAX`).
@@ -45,16 +60,6 @@ impl std::fmt::Debug for Names {
             .field("len", &self.ends.len())
             .finish()
     }
-}
-
-/// Name `id` of the arena `(text, ends)`.
-fn name_at<'t>(text: &'t str, ends: &[usize], id: NameId) -> &'t str {
-    let i = id as usize;
-    let Some(&end) = ends.get(i) else {
-        return "";
-    };
-    let start = if i == 0 { 0 } else { ends[i - 1] };
-    text.get(start..end).unwrap_or("")
 }
 
 /// A prefetch hint for the cache line at `p`.
@@ -80,6 +85,45 @@ fn hash_name(s: &str) -> u32 {
 }
 
 impl Names {
+    fn with_low_bits(low_bits: u32) -> Names {
+        Names {
+            text: String::new(),
+            ends: Vec::new(),
+            wraps: Vec::new(),
+            low_bits,
+            slots: Vec::new(),
+        }
+    }
+
+    /// Where name `i` ends in the text (`None`: no such name).
+    #[inline]
+    fn end(&self, i: usize) -> Option<usize> {
+        let low = *self.ends.get(i)? as usize;
+        if self.wraps.is_empty() {
+            return Some(low);
+        }
+        let high = self.wraps.partition_point(|&w| w as usize <= i);
+        Some(high << self.low_bits | low)
+    }
+
+    /// Name `i`'s place in the text.
+    #[inline]
+    fn span(&self, i: usize) -> Option<std::ops::Range<usize>> {
+        let end = self.end(i)?;
+        let start = match i.checked_sub(1) {
+            Some(p) => self.end(p)?,
+            None => 0,
+        };
+        Some(start..end)
+    }
+
+    /// Let go of the lookup table (a quarter of a gigabyte for 14 million
+    /// names) once every name is in: the names and their ids stay. A later
+    /// [`intern`](Names::intern) makes the table again.
+    pub fn seal(&mut self) {
+        self.slots = Vec::new();
+    }
+
     /// The id of `s`, added if new. One arena and a table of ids: an export
     /// can have millions of distinct NVTX texts, and two boxed copies of
     /// each (list and map key) took most of the memory of the NVTX reports.
@@ -122,14 +166,19 @@ impl Names {
             if slot == FREE {
                 break;
             }
-            if (slot >> 32) as u32 == h && name_at(&self.text, &self.ends, slot as u32) == s {
+            if (slot >> 32) as u32 == h && self.get(slot as u32) == s {
                 return slot as u32;
             }
             i = (i + 1) & mask;
         }
         let id = self.ends.len() as NameId;
         self.text.push_str(s);
-        self.ends.push(self.text.len());
+        let end = self.text.len();
+        while self.wraps.len() < end >> self.low_bits {
+            self.wraps.push(id);
+        }
+        let low_mask = (1usize << self.low_bits) - 1;
+        self.ends.push((end & low_mask) as u32);
         self.slots[i] = u64::from(h) << 32 | u64::from(id);
         id
     }
@@ -141,7 +190,13 @@ impl Names {
         if want <= self.slots.len() {
             return;
         }
-        let old = std::mem::replace(&mut self.slots, vec![FREE; want]);
+        let mut old = std::mem::replace(&mut self.slots, vec![FREE; want]);
+        if old.is_empty() {
+            // sealed: the slots again from the texts
+            old = (0..self.ends.len() as NameId)
+                .map(|id| u64::from(hash_name(self.get(id))) << 32 | u64::from(id))
+                .collect();
+        }
         let mask = want - 1;
         for slot in old.into_iter().filter(|&s| s != FREE) {
             let mut i = (slot >> 32) as usize & mask;
@@ -160,7 +215,9 @@ impl Names {
 
     /// The text of `id` (empty for an unknown id).
     pub fn get(&self, id: NameId) -> &str {
-        name_at(&self.text, &self.ends, id)
+        self.span(id as usize)
+            .and_then(|r| self.text.get(r))
+            .unwrap_or("")
     }
 
     /// Ask the processor to fetch where name `id` ends (the first of two
@@ -179,11 +236,9 @@ impl Names {
     /// own, each a cache and TLB miss in the arena; fetched ahead, the
     /// misses overlap instead of stalling the writer one by one.
     pub fn prefetch_text(&self, id: NameId) {
-        let i = id as usize;
-        let Some(&end) = self.ends.get(i) else {
+        let Some(std::ops::Range { start, end }) = self.span(id as usize) else {
             return;
         };
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
         let base = self.text.as_ptr();
         prefetch(base.wrapping_add(start));
         if end > start + 64 {
@@ -341,10 +396,10 @@ pub struct NvtxRow {
     pub start_ns: i64,
     /// End, ns (meaningless when `open`).
     end: i64,
-    /// Process id.
-    pub pid: u64,
-    /// Thread id (the thread that pushed or started it).
-    pub tid: u64,
+    /// The thread that pushed or started it: its place in
+    /// [`StatsData::nvtx_threads`] ([`StatsData::nvtx_thread`] reads it;
+    /// 4 bytes in place of a 16-byte process and thread id).
+    pub thread: u32,
     /// Name as nsys prints it: `DOMAIN:text` for ranges in a named domain.
     pub name: NameId,
     /// The range's own text and domain name (for `--filter-nvtx`, which
@@ -364,23 +419,23 @@ pub struct NvtxRow {
 const NO_DOMAIN: NameId = NameId::MAX;
 
 impl NvtxRow {
-    /// A range of `style` on thread `(pid, tid)`, ending at `end` (`None`:
-    /// still open when the capture stopped); its name and text are `text`,
-    /// in no domain, and it ends on its own thread.
+    /// A range of `style` on thread number `thread`
+    /// ([`StatsData::nvtx_threads`]), ending at `end` (`None`: still open
+    /// when the capture stopped); its name and text are `text`, in no
+    /// domain, and it ends on its own thread.
     pub fn new(
         id: i64,
         start_ns: i64,
         end: Option<i64>,
         style: RangeStyle,
-        (pid, tid): (u64, u64),
+        thread: u32,
         text: NameId,
     ) -> NvtxRow {
         NvtxRow {
             id,
             start_ns,
             end: end.unwrap_or(0),
-            pid,
-            tid,
+            thread,
             name: text,
             text,
             domain: NO_DOMAIN,
@@ -405,6 +460,44 @@ impl NvtxRow {
     /// Set the domain name (`None`: no named domain).
     pub fn set_domain(&mut self, domain: Option<NameId>) {
         self.domain = domain.unwrap_or(NO_DOMAIN);
+    }
+}
+
+/// The distinct (process id, thread id) pairs of a table, numbered in
+/// order of first appearance.
+#[derive(Debug, Default)]
+pub struct ThreadIndex {
+    list: Vec<(u64, u64)>,
+    index: FastMap<(u64, u64), u32>,
+    /// The last thread numbered: consecutive rows are mostly on one.
+    last: Option<((u64, u64), u32)>,
+}
+
+impl ThreadIndex {
+    /// The number of `(pid, tid)`, given it if new.
+    pub fn id(&mut self, key: (u64, u64)) -> u32 {
+        if let Some((k, n)) = self.last
+            && k == key
+        {
+            return n;
+        }
+        let list = &mut self.list;
+        let n = *self.index.entry(key).or_insert_with(|| {
+            list.push(key);
+            (list.len() - 1) as u32
+        });
+        self.last = Some((key, n));
+        n
+    }
+
+    /// Thread number `n` (`None`: no such number).
+    pub fn get(&self, n: u32) -> Option<(u64, u64)> {
+        self.list.get(n as usize).copied()
+    }
+
+    /// The threads by number.
+    pub fn into_list(self) -> Vec<(u64, u64)> {
+        self.list
     }
 }
 
@@ -515,6 +608,8 @@ pub struct StatsData {
     pub api: Option<Vec<ApiRow>>,
     /// NVTX ranges (`None`: no NVTX table).
     pub nvtx: Option<Vec<NvtxRow>>,
+    /// The (process id, thread id) of each [`NvtxRow::thread`] number.
+    pub nvtx_threads: Vec<(u64, u64)>,
     /// OS runtime calls (`None`: not traced).
     pub osrt: Option<Vec<OsrtRow>>,
     /// Unified-memory page faults (`None`: not traced).
@@ -551,6 +646,7 @@ impl StatsData {
             memops: None,
             api: None,
             nvtx: None,
+            nvtx_threads: Vec::new(),
             osrt: None,
             um_faults: None,
             gpu_names: Vec::new(),
@@ -560,6 +656,16 @@ impl StatsData {
             notes: Vec::new(),
             dropped: Vec::new(),
         }
+    }
+
+    /// Range `r`'s (process id, thread id); `(u64::MAX, u64::MAX)` for a
+    /// thread number the table does not have (a row made elsewhere).
+    #[inline]
+    pub fn nvtx_thread(&self, r: &NvtxRow) -> (u64, u64) {
+        self.nvtx_threads
+            .get(r.thread as usize)
+            .copied()
+            .unwrap_or((u64::MAX, u64::MAX))
     }
 
     /// Count `n` rows dropped for `reason`.
@@ -587,20 +693,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nvtx_row_keeps_open_ends_and_domains_in_56_bytes() {
+    fn nvtx_row_keeps_open_ends_and_domains_in_48_bytes() {
         // tens of millions on a large export: the size is the point
-        assert!(std::mem::size_of::<NvtxRow>() <= 56);
-        let mut r = NvtxRow::new(1, 10, None, RangeStyle::StartEnd, (3, 4), 7);
+        assert!(std::mem::size_of::<NvtxRow>() <= 48);
+        let mut r = NvtxRow::new(1, 10, None, RangeStyle::StartEnd, 3, 7);
         assert_eq!((r.end_ns(), r.domain(), r.name, r.text), (None, None, 7, 7));
         // an end of 0 and a domain of id 0 are values, not "none"
-        let mut closed = NvtxRow::new(2, -5, Some(0), RangeStyle::PushPop, (3, 4), 8);
+        let mut closed = NvtxRow::new(2, -5, Some(0), RangeStyle::PushPop, 3, 8);
         closed.set_domain(Some(0));
         assert_eq!((closed.end_ns(), closed.domain()), (Some(0), Some(0)));
         r.set_domain(Some(9));
         r.set_domain(None);
         assert_eq!(r.domain(), None);
-        let far = NvtxRow::new(3, 0, Some(i64::MIN), RangeStyle::PushPop, (0, 0), 0);
+        let far = NvtxRow::new(3, 0, Some(i64::MIN), RangeStyle::PushPop, 0, 0);
         assert_eq!(far.end_ns(), Some(i64::MIN));
+    }
+
+    #[test]
+    fn threads_numbered_by_first_appearance() {
+        let mut t = ThreadIndex::default();
+        let keys = [(1, 2), (1, 2), (1, 3), (1, 2), (u64::MAX, 0), (1, 3)];
+        let ids: Vec<u32> = keys.iter().map(|&k| t.id(k)).collect();
+        assert_eq!(ids, [0, 0, 1, 0, 2, 1]);
+        assert_eq!((t.get(1), t.get(3)), (Some((1, 3)), None));
+        assert_eq!(t.into_list(), [(1, 2), (1, 3), (u64::MAX, 0)]);
     }
 
     #[test]
@@ -672,6 +788,46 @@ mod tests {
                 proptest::prop_assert_eq!(one.get(id), *t);
             }
         }
+    }
+
+    /// Ends past the low bits: with 4 of them kept, the text passes 16
+    /// bytes several times, once by a single name longer than 32 bytes.
+    /// Every name reads back, compared with a list kept beside; sealing
+    /// keeps every id, and interning after it finds the old names and
+    /// adds new ones after them.
+    #[test]
+    fn ends_past_the_low_bits_and_sealing() {
+        let texts: Vec<String> = (0..60)
+            .map(|i| match i {
+                7 => "L".repeat(40),
+                _ => format!("{}{i}", "abc".repeat(i % 4)),
+            })
+            .collect();
+        let mut n = Names::with_low_bits(4);
+        let mut kept: Vec<&str> = Vec::new();
+        for t in &texts {
+            let id = n.intern(t);
+            if id as usize == kept.len() {
+                kept.push(t);
+            }
+            assert_eq!(n.get(id), t);
+        }
+        assert!(n.wraps.len() > 3, "{:?}", n.wraps);
+        let repeated = n.wraps.windows(2).any(|w| w[0] == w[1]);
+        assert!(repeated, "the 40-byte name should pass two boundaries");
+        for (id, t) in kept.iter().enumerate() {
+            assert_eq!(n.get(id as NameId), *t);
+        }
+        n.seal();
+        assert!(n.slots.is_empty());
+        for (id, t) in kept.iter().enumerate() {
+            assert_eq!(n.get(id as NameId), *t);
+            assert_eq!(n.intern(t), id as NameId);
+        }
+        let new = n.intern("not seen before");
+        assert_eq!(new as usize, kept.len());
+        assert_eq!(n.get(new), "not seen before");
+        assert_eq!(n.get(new + 1), "");
     }
 
     #[test]

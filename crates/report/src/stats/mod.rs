@@ -424,10 +424,11 @@ pub fn find_nvtx_window(data: &StatsData, spec: &str) -> Result<Window, String> 
         .or(data.nvtx_max_ns)
         .unwrap_or(r.start_ns)
         .max(r.start_ns);
+    let (pid, tid) = data.nvtx_thread(r);
     Ok(Window {
         start_ns: r.start_ns,
         end_ns: end,
-        thread: Some((r.pid, r.tid, r.style)),
+        thread: Some((pid, tid, r.style)),
     })
 }
 
@@ -476,7 +477,10 @@ impl<'a> View<'a> {
                 w.overlaps(a.start_ns, Some(a.end_ns)) && w.cpu_thread_ok(a.pid, a.tid)
             }),
             nvtx: keep(&data.nvtx, window, |w, r| {
-                w.overlaps(r.start_ns, r.end_ns()) && w.cpu_thread_ok(r.pid, r.tid)
+                w.overlaps(r.start_ns, r.end_ns()) && {
+                    let (pid, tid) = data.nvtx_thread(r);
+                    w.cpu_thread_ok(pid, tid)
+                }
             }),
             osrt: keep(&data.osrt, window, |w, o| {
                 w.overlaps(o.start_ns, Some(o.end_ns)) && w.cpu_thread_ok(o.pid, o.tid)

@@ -254,8 +254,10 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         })
         .collect();
     pairs.par_sort_unstable();
-    // (total, name and style, start and length of the run in `pairs`)
-    let mut rows: Vec<(i64, u64, u32, u32)> = Vec::new();
+    // (total, start and length of the run in `pairs`): 16 bytes a group.
+    // `pairs` is sorted by name and style, so a run's start orders the
+    // groups as their keys do.
+    let mut rows: Vec<(i64, u32, u32)> = Vec::new();
     let mut grand = 0i128;
     let mut i = 0;
     while i < pairs.len() {
@@ -269,26 +271,26 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         // as Stat's total: the exact sum, saturated
         let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         grand += i128::from(total);
-        rows.push((
-            total,
-            u64::from(key.0) << 2 | u64::from(style_code(key.1)),
-            i as u32,
-            (j - i) as u32,
-        ));
+        rows.push((total, i as u32, (j - i) as u32));
         i = j;
     }
     // nsys: total (desc); ties in GROUP BY order, the name's bytes and
     // style: rows of equal totals are put in that order run by run
     // ([`tied_ranks`])
     rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
+    let key_of = |r: &(i64, u32, u32)| {
+        pairs
+            .get(r.1 as usize)
+            .map_or((NameId::MAX, 0), |p| (p.0.0, style_code(p.0.1)))
+    };
     rows.par_chunk_by_mut(|a, b| a.0 == b.0)
         .filter(|run| run.len() > 1)
-        .for_each(|run| order_tied(names, run));
+        .for_each(|run| order_tied(names, run, key_of));
     // the runs in output order, packed (collected in place: the sort keys'
     // memory is reused, not held beside the rows below)
     let runs: Vec<u64> = rows
         .into_iter()
-        .map(|(_, _, a, n)| u64::from(a) << 32 | u64::from(n))
+        .map(|(_, a, n)| u64::from(a) << 32 | u64::from(n))
         .collect();
     // the runs gathered in output order
     let mut durs: Vec<i64> = Vec::with_capacity(pairs.len());
@@ -319,17 +321,14 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
     t
 }
 
-/// Rows of one total (`(total, name << 2 | style, ..)`, sorted by that
-/// key) put in nsys's order, by the name's bytes and then the style; each
-/// row's name is replaced by its rank among the run's names.
-fn order_tied(names: &Names, run: &mut [(i64, u64, u32, u32)]) {
-    let name_of = |r: &(i64, u64, u32, u32)| (r.1 >> 2) as NameId;
-    let ranks = tied_ranks(names, run.iter().map(name_of));
-    for r in run.iter_mut() {
-        let k = rank_in(&ranks, name_of(r));
-        r.1 = u64::from(k) << 2 | (r.1 & 3);
-    }
-    run.sort_unstable_by_key(|r| r.1);
+/// Rows of one total, sorted by `key` (name and style code), put in
+/// nsys's order: by the name's bytes and then the style.
+fn order_tied<R>(names: &Names, run: &mut [R], key: impl Fn(&R) -> (NameId, u8)) {
+    let ranks = tied_ranks(names, run.iter().map(|r| key(r).0));
+    run.sort_by_cached_key(|r| {
+        let (name, style) = key(r);
+        (rank_in(&ranks, name), style)
+    });
 }
 
 /// The names `ids` (ascending; a name's repeats adjacent) ranked by their
@@ -406,6 +405,8 @@ impl RangeTable for [Ridx] {
 #[derive(Clone, Copy)]
 struct Ranges<'a> {
     rows: &'a [NvtxRow],
+    /// the rows' threads by number
+    threads: &'a [(u64, u64)],
     /// where open ranges end
     max: Option<i64>,
 }
@@ -414,8 +415,18 @@ impl<'a> Ranges<'a> {
     fn of(v: &'a View<'_>) -> Ranges<'a> {
         Ranges {
             rows: v.nvtx.as_deref().unwrap_or(&[]),
+            threads: &v.data.nvtx_threads,
             max: v.data.nvtx_range_max_ns,
         }
+    }
+
+    /// Row `r`'s (process id, thread id).
+    #[inline]
+    fn thread(&self, r: &NvtxRow) -> (u64, u64) {
+        self.threads
+            .get(r.thread as usize)
+            .copied()
+            .unwrap_or((u64::MAX, u64::MAX))
     }
 
     /// Every range of the index, as a vector.
@@ -433,12 +444,13 @@ impl RangeTable for Ranges<'_> {
         if r.ends_elsewhere {
             return None;
         }
+        let (pid, tid) = self.thread(r);
         Some(Ridx {
             id: r.id,
             start: r.start_ns,
             end: r.end_ns().or(self.max)?,
-            pid: r.pid,
-            tid: r.tid,
+            pid,
+            tid,
             name: r.name,
             style: r.style,
         })
@@ -446,12 +458,13 @@ impl RangeTable for Ranges<'_> {
     #[inline]
     fn at(&self, i: usize) -> Ridx {
         let r = &self.rows[i];
+        let (pid, tid) = self.thread(r);
         Ridx {
             id: r.id,
             start: r.start_ns,
             end: r.end_ns().or(self.max).unwrap_or(i64::MIN),
-            pid: r.pid,
-            tid: r.tid,
+            pid,
+            tid,
             name: r.name,
             style: r.style,
         }

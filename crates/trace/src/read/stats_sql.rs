@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rprof_model::{
     ApiRow, GpuKernel, GpuMemOp, KernelLaunch, NvtxRow, OsrtRow, RangeStyle, StatsData, Tables,
-    UmFault, strip_api_version,
+    ThreadIndex, UmFault, strip_api_version,
 };
 
 use crate::error::Result;
@@ -36,8 +36,16 @@ const EVENT_CLASS_CUDA_BACKTRACE: i64 = 67;
 const EVENT_CLASS_OSRT: i64 = 27;
 
 /// Read the `want`ed tables of any supported profile (nvprof and Kineto
-/// input: all of them, through the model's readers).
+/// input: all of them, through the model's readers). The names come back
+/// sealed ([`Names::seal`](rprof_model::Names::seal)): the reports look
+/// names up and intern none.
 pub fn load(path: &Path, want: Tables) -> Result<StatsData> {
+    let mut data = read_any(path, want)?;
+    data.names.seal();
+    Ok(data)
+}
+
+fn read_any(path: &Path, want: Tables) -> Result<StatsData> {
     if sniff(path)? == FileKind::Sqlite {
         let db = Db::open(path)?;
         if crate::read::detect(&db)? == Source::Nsys {
@@ -909,6 +917,7 @@ impl NvtxScan {
 fn intern_batch(
     batch: &mut NvtxBatch,
     names: &mut rprof_model::Names,
+    threads: &mut ThreadIndex,
     ids: &mut Vec<u32>,
     out: &mut Vec<NvtxRow>,
     raw_domains: &mut Vec<i64>,
@@ -932,14 +941,8 @@ fn intern_batch(
             PendingText::Inline(..) => inline.next().copied().unwrap_or(NO_TEXT),
             PendingText::None => NO_TEXT,
         };
-        let mut row = NvtxRow::new(
-            p.id,
-            p.start,
-            p.end,
-            p.style,
-            (pid_of(p.g), tid_of(p.g)),
-            text,
-        );
+        let thread = threads.id((pid_of(p.g), tid_of(p.g)));
+        let mut row = NvtxRow::new(p.id, p.start, p.end, p.style, thread, text);
         row.ends_elsewhere = p.ends_elsewhere;
         out.push(row);
         raw_domains.push(p.domain);
@@ -1175,6 +1178,7 @@ fn read_nvtx(
             // the rows, as the scan makes them (their names are the texts
             // until the domains are known), and each row's domain id
             let mut out: Vec<NvtxRow> = Vec::new();
+            let mut threads = ThreadIndex::default();
             let mut raw_domains: Vec<i64> = Vec::new();
             let mut ids: Vec<u32> = Vec::new();
             // chunks that came before the ones ahead of them
@@ -1185,14 +1189,21 @@ fn read_nvtx(
                 while let Some(batches) = early.remove(&next) {
                     next += 1;
                     for mut batch in batches {
-                        intern_batch(&mut batch, names, &mut ids, &mut out, &mut raw_domains);
+                        intern_batch(
+                            &mut batch,
+                            names,
+                            &mut threads,
+                            &mut ids,
+                            &mut out,
+                            &mut raw_domains,
+                        );
                         if let Ok(mut p) = pool.lock() {
                             p.push(batch);
                         }
                     }
                 }
             }
-            (out, raw_domains)
+            (out, threads.into_list(), raw_domains)
         });
         let second = helper.map(|go| {
             let (sql, what, path, chunks, tx) = (&sql, &what, db.path.clone(), &chunks, tx.clone());
@@ -1254,7 +1265,7 @@ fn read_nvtx(
         range_max,
         batch: _,
     } = scan;
-    let (mut out, raw_domains) = made.map_err(|_| failed())?;
+    let (mut out, threads, raw_domains) = made.map_err(|_| failed())?;
     if all_max.odd || range_max.odd {
         // values other than integers: SQLite's own ordering of types
         data.nvtx_max_ns = db.scalar_i64(&format!(
@@ -1275,7 +1286,7 @@ fn read_nvtx(
         if row.text == NO_TEXT {
             row.text = empty;
         }
-        let pid = row.pid;
+        let pid = threads.get(row.thread as usize).map_or(u64::MAX, |t| t.0);
         let domain = domains.get(&(pid, raw_domain)).map(|(_, _, d)| {
             *domain_ids
                 .entry((pid, raw_domain))
@@ -1302,6 +1313,7 @@ fn read_nvtx(
         ));
     }
     data.nvtx = Some(out);
+    data.nvtx_threads = threads;
     Ok(())
 }
 
@@ -1507,6 +1519,7 @@ pub fn from_trace(trace: &Trace) -> StatsData {
     // NVTX ranges (nvprof markers, Kineto user annotations); Kineto CPU
     // operators are not NVTX ranges and are left out
     let mut nvtx = Vec::new();
+    let mut threads = ThreadIndex::default();
     let mut others = 0u64;
     for (i, r) in trace.ranges.iter().enumerate() {
         let kind = trace
@@ -1534,7 +1547,7 @@ pub fn from_trace(trace: &Trace) -> StatsData {
             r.start_ns,
             Some(r.end_ns),
             RangeStyle::PushPop,
-            (t.pid, t.tid),
+            threads.id((t.pid, t.tid)),
             text,
         );
         row.name = name;
@@ -1572,6 +1585,7 @@ pub fn from_trace(trace: &Trace) -> StatsData {
     }
     if !nvtx.is_empty() || trace.source == Source::Nvprof {
         data.nvtx = Some(nvtx);
+        data.nvtx_threads = threads.into_list();
     }
     data
 }
