@@ -254,10 +254,10 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         })
         .collect();
     pairs.par_sort_unstable();
-    // (total, start and length of the run in `pairs`): 16 bytes a group.
+    // (total, start of the run in `pairs`, name): 16 bytes a group.
     // `pairs` is sorted by name and style, so a run's start orders the
-    // groups as their keys do.
-    let mut rows: Vec<(i64, u32, u32)> = Vec::new();
+    // groups as their keys do (and a name's groups by style).
+    let mut rows: Vec<(i64, u32, NameId)> = Vec::new();
     let mut grand = 0i128;
     let mut i = 0;
     while i < pairs.len() {
@@ -271,41 +271,31 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
         // as Stat's total: the exact sum, saturated
         let total = sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         grand += i128::from(total);
-        rows.push((total, i as u32, (j - i) as u32));
+        rows.push((total, i as u32, key.0));
         i = j;
     }
     // nsys: total (desc); ties in GROUP BY order, the name's bytes and
     // style: rows of equal totals are put in that order run by run
     // ([`tied_ranks`])
     rows.par_sort_unstable_by_key(|r| (std::cmp::Reverse(r.0), r.1));
-    let key_of = |r: &(i64, u32, u32)| {
-        pairs
-            .get(r.1 as usize)
-            .map_or((NameId::MAX, 0), |p| (p.0.0, style_code(p.0.1)))
-    };
     rows.par_chunk_by_mut(|a, b| a.0 == b.0)
         .filter(|run| run.len() > 1)
-        .for_each(|run| order_tied(names, run, key_of));
-    // the runs in output order, packed (collected in place: the sort keys'
-    // memory is reused, not held beside the rows below)
-    let runs: Vec<u64> = rows
-        .into_iter()
-        .map(|(_, a, n)| u64::from(a) << 32 | u64::from(n))
-        .collect();
+        .for_each(|run| order_tied(names, run, |r| (r.2, r.1)));
+    // the runs' starts in output order (collected in place: the sort
+    // keys' memory is reused, not held beside the rows below)
+    let runs: Vec<u64> = rows.into_iter().map(|(_, a, _)| u64::from(a)).collect();
     // the runs gathered in output order
     let mut durs: Vec<i64> = Vec::with_capacity(pairs.len());
     let mut ends: Vec<u32> = Vec::with_capacity(runs.len());
     let mut names: Vec<NameId> = Vec::with_capacity(runs.len());
     let mut styles: Vec<Option<RangeStyle>> = Vec::with_capacity(runs.len());
-    for r in runs {
-        let (a, n) = ((r >> 32) as usize, r as u32 as usize);
-        let Some(run) = pairs.get(a..a + n) else {
-            continue;
-        };
+    for a in runs {
+        let run = pairs.get(a as usize..).unwrap_or(&[]);
         let Some(&((name, style), _)) = run.first() else {
             continue;
         };
-        durs.extend(run.iter().map(|p| p.1));
+        let n = run.iter().take_while(|p| p.0 == (name, style)).count();
+        durs.extend(run[..n].iter().map(|p| p.1));
         ends.push(durs.len() as u32);
         names.push(name);
         styles.push(style);
@@ -321,13 +311,14 @@ pub fn range_sum(v: &View<'_>, style: Option<RangeStyle>) -> Table {
     t
 }
 
-/// Rows of one total, sorted by `key` (name and style code), put in
-/// nsys's order: by the name's bytes and then the style.
-fn order_tied<R>(names: &Names, run: &mut [R], key: impl Fn(&R) -> (NameId, u8)) {
+/// Rows of one total, sorted by `key`'s name and then its tie-breaker,
+/// put in nsys's order: by the name's bytes, then the tie-breaker (the
+/// style's order).
+fn order_tied<R>(names: &Names, run: &mut [R], key: impl Fn(&R) -> (NameId, u32)) {
     let ranks = tied_ranks(names, run.iter().map(|r| key(r).0));
     run.sort_by_cached_key(|r| {
-        let (name, style) = key(r);
-        (rank_in(&ranks, name), style)
+        let (name, then) = key(r);
+        (rank_in(&ranks, name), then)
     });
 }
 
