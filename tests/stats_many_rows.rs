@@ -345,3 +345,51 @@ fn nvtx_kern_sum_over_many_blocks() {
     let tied = keys.windows(2).filter(|w| w[0].0 == w[1].0).count();
     assert!(tied > 10, "{tied} ties");
 }
+
+/// Groups of equal totals, among them one name in both styles, written
+/// start/end first and in no order of their bytes: nvtx_sum orders them by
+/// the name's bytes and then the style, as SQL does.
+#[test]
+fn nvtx_sum_orders_equal_totals_by_name_then_style() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("ties.sqlite");
+    let mut s = Synth::default();
+    let mut t = 0;
+    for (name, event_type) in [
+        ("b", 60),
+        ("a", 60),
+        ("\u{e9}", 59),
+        ("a", 59),
+        ("b", 59),
+        ("Z", 60),
+        ("long", 59),
+    ] {
+        let mut r = SynthRange::push(name, t, t + if name == "long" { 50 } else { 10 });
+        r.event_type = event_type;
+        s.ranges.push(r);
+        t += 100;
+    }
+    s.write_nsys(&p).unwrap();
+    let want = expected(&p);
+    let out = run(rprof()
+        .args(["stats", "-q", "--json", "-r", "nvtx_sum"])
+        .arg(&p));
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Vec<(String, String, i64, i64)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["Range"].as_str().unwrap().to_owned(),
+                r["Style"].as_str().unwrap().to_owned(),
+                r["Instances"].as_i64().unwrap(),
+                r["Total Time (ns)"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 7);
+    assert_eq!((got[1].0.as_str(), got[2].0.as_str()), ("Z", "a"));
+    assert_eq!(got, want);
+}
