@@ -385,9 +385,10 @@ impl RangeStyle {
     }
 }
 
-/// One NVTX range. 56 bytes: an export can hold tens of millions (the
+/// One NVTX range. 48 bytes: an export can hold tens of millions (the
 /// end and the domain are kept without `Option`'s padding, behind
-/// [`NvtxRow::end_ns`] and [`NvtxRow::domain`]).
+/// [`NvtxRow::end_ns`] and [`NvtxRow::domain`], and the thread as a
+/// number into [`StatsData::nvtx_threads`]).
 #[derive(Clone, Debug)]
 pub struct NvtxRow {
     /// Row id in the file (nsys `rowid`), the range's id in trace reports.

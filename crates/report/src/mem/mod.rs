@@ -334,8 +334,12 @@ pub fn op_name(trace: &Trace, r: &Range) -> String {
 /// thread and `start <= t0` and `end >= t1` (inclusive: memory events are
 /// instants that can fall on an op's first or last nanosecond).
 struct Enclosing<'a> {
-    /// Ranges per thread, by start, then end descending, then file order.
-    by_thread: HashMap<ThreadKey, Vec<&'a Range>>,
+    ranges: &'a [Range],
+    /// The queried threads' ranges (indices into `ranges`), by start, then
+    /// end descending, then file order: made for a thread when it is first
+    /// queried (a trace without memory events or flagged copies makes
+    /// none; 4 bytes a range, not a reference's 8).
+    by_thread: HashMap<ThreadKey, Vec<u32>>,
 }
 
 /// A query's answer: indices into the thread's range list, outermost first.
@@ -346,31 +350,54 @@ struct Answer {
 
 impl<'a> Enclosing<'a> {
     fn new(ranges: &'a [Range]) -> Enclosing<'a> {
-        let mut by_thread: HashMap<ThreadKey, Vec<&'a Range>> = HashMap::new();
-        for r in ranges {
-            by_thread.entry(r.thread).or_default().push(r);
+        Enclosing {
+            ranges,
+            by_thread: HashMap::new(),
         }
-        let order = |a: &&Range, b: &&Range| {
+    }
+
+    /// Make the lists of the threads of `queries` not made yet.
+    fn index(&mut self, queries: &[(ThreadKey, i64, i64)]) {
+        let mut wanted: HashMap<ThreadKey, Vec<u32>> = HashMap::new();
+        for q in queries {
+            if !self.by_thread.contains_key(&q.0) {
+                wanted.entry(q.0).or_default();
+            }
+        }
+        if wanted.is_empty() {
+            return;
+        }
+        let ranges = self.ranges;
+        for (i, r) in ranges.iter().enumerate() {
+            if let Some(v) = wanted.get_mut(&r.thread) {
+                v.push(i as u32);
+            }
+        }
+        let order = |a: &u32, b: &u32| {
+            let (a, b) = (&ranges[*a as usize], &ranges[*b as usize]);
             a.start_ns
                 .cmp(&b.start_ns)
                 .then(b.end_ns.cmp(&a.end_ns))
                 .then(a.text.0.cmp(&b.text.0))
         };
-        for v in by_thread.values_mut() {
+        for (t, mut v) in wanted {
             // ranges sorted by attribution (`rprof report`) are in this
             // order already: a check instead of a sort
             if !v.windows(2).all(|w| order(&w[0], &w[1]).is_le()) {
                 v.sort_by(order);
             }
+            v.shrink_to_fit();
+            self.by_thread.insert(t, v);
         }
-        Enclosing { by_thread }
     }
 
     /// For each query `(thread, t0, t1)`, the enclosing ranges, outermost
     /// first. Queries of a thread are answered in time order with a stack:
     /// ranges are pushed when they start, and popped from the top once
     /// they end before the current query starts.
-    fn answer(&self, queries: &[(ThreadKey, i64, i64)]) -> Vec<Answer> {
+    fn answer(&mut self, queries: &[(ThreadKey, i64, i64)]) -> Vec<Answer> {
+        self.index(queries);
+        let all = self.ranges;
         let mut order: Vec<usize> = (0..queries.len()).collect();
         order.sort_by_key(|&i| (queries[i].0, queries[i].1, queries[i].2, i));
         let mut out: Vec<Answer> = queries
@@ -387,27 +414,26 @@ impl<'a> Enclosing<'a> {
             while j < order.len() && queries[order[j]].0 == thread {
                 j += 1;
             }
-            if let Some(ranges) = self.by_thread.get(&thread) {
+            if let Some(list) = self.by_thread.get(&thread) {
+                let at = |k: u32| &all[list[k as usize] as usize];
+                let ranges = list;
                 let mut next = 0usize;
                 let mut stack: Vec<u32> = Vec::new();
                 let mut compacted = 64usize;
                 for &q in &order[i..j] {
                     let (_, t0, t1) = queries[q];
-                    while next < ranges.len() && ranges[next].start_ns <= t0 {
+                    while next < ranges.len() && at(next as u32).start_ns <= t0 {
                         stack.push(next as u32);
                         next += 1;
                     }
-                    while stack
-                        .last()
-                        .is_some_and(|&s| ranges[s as usize].end_ns < t0)
-                    {
+                    while stack.last().is_some_and(|&s| at(s).end_ns < t0) {
                         stack.pop();
                     }
                     // ranges that do not nest can leave ended ones under
                     // live ones: drop them whenever the stack has doubled,
                     // so that the scans below stay proportional to depth
                     if stack.len() > 2 * compacted {
-                        stack.retain(|&s| ranges[s as usize].end_ns >= t0);
+                        stack.retain(|&s| at(s).end_ns >= t0);
                         compacted = stack.len().max(64);
                     }
                     if let Some(a) = out.get_mut(q) {
@@ -415,7 +441,7 @@ impl<'a> Enclosing<'a> {
                             .iter()
                             .rev()
                             .copied()
-                            .filter(|&s| ranges[s as usize].end_ns >= t1)
+                            .filter(|&s| at(s).end_ns >= t1)
                             .take(MAX_DEPTH + 1)
                             .collect();
                         chain.reverse();
@@ -429,10 +455,8 @@ impl<'a> Enclosing<'a> {
     }
 
     fn range(&self, a: &Answer, idx: u32) -> Option<&'a Range> {
-        self.by_thread
-            .get(&a.thread)
-            .and_then(|v| v.get(idx as usize))
-            .copied()
+        let i = *self.by_thread.get(&a.thread)?.get(idx as usize)?;
+        self.ranges.get(i as usize)
     }
 }
 
@@ -480,7 +504,7 @@ impl<'t> Names<'t> {
 /// their thread).
 pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) {
     let mut notes: Vec<String> = trace.missing.clone();
-    let enc = Enclosing::new(&trace.ranges);
+    let mut enc = Enclosing::new(&trace.ranges);
     let mut names = Names::new(trace);
 
     // the thread of each memory event: its own, else its API call's
@@ -624,7 +648,7 @@ pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) 
     if trace.memops.is_empty() {
         notes.push("no memory copies or sets in the trace".to_owned());
     }
-    let flags = flags(trace, &enc, &mut names, opts.top);
+    let flags = flags(trace, &mut enc, &mut names, opts.top);
 
     let report = MemReport {
         file: trace.path.display().to_string(),
@@ -1034,7 +1058,7 @@ pub const RULES: [(&str, &str); 3] = [
     ),
 ];
 
-fn flags(trace: &Trace, enc: &Enclosing<'_>, names: &mut Names<'_>, n: usize) -> Vec<FlagRow> {
+fn flags(trace: &Trace, enc: &mut Enclosing<'_>, names: &mut Names<'_>, n: usize) -> Vec<FlagRow> {
     // the launching call of each copy and set, and its kind
     let mut hits: Vec<(usize, usize)> = Vec::new(); // (rule, memop index)
     let mut unknown = [0u64; 3];
@@ -1180,7 +1204,7 @@ mod tests {
                 .map(|(i, &(t, s, d))| range(t, s, s + d, i as u32))
                 .collect();
             let queries: Vec<(u64, i64, i64)> = qs.iter().map(|&(t, a, d)| (t, a, a + d)).collect();
-            let enc = Enclosing::new(&ranges);
+            let mut enc = Enclosing::new(&ranges);
             let got = enc.answer(&queries);
             for (q, a) in queries.iter().zip(&got) {
                 let chain: Vec<(i64, i64, u32)> = a
