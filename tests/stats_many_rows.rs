@@ -84,6 +84,28 @@ fn expected(p: &Path) -> Vec<(String, String, i64, i64)> {
         .collect()
 }
 
+/// `rprof stats --json -r nvtx_sum`'s rows: (range, style, instances,
+/// total), in its order.
+fn nvtx_sum_rows(p: &Path) -> Vec<(String, String, i64, i64)> {
+    let out = run(rprof()
+        .args(["stats", "-q", "--json", "-r", "nvtx_sum"])
+        .arg(p));
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["Range"].as_str().unwrap().to_owned(),
+                r["Style"].as_str().unwrap().to_owned(),
+                r["Instances"].as_i64().unwrap(),
+                r["Total Time (ns)"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// Control characters as the text layouts print them.
 fn escaped(s: &str) -> String {
     s.chars()
@@ -103,24 +125,7 @@ fn nvtx_sum_over_many_batches_and_chunks() {
     let p = many_ranges(dir.path());
     let want = expected(&p);
     assert!(want.len() > 3 * 2048, "{} rows", want.len());
-    let out = run(rprof()
-        .args(["stats", "-q", "--json", "-r", "nvtx_sum"])
-        .arg(&p));
-    assert!(out.status.success());
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let got: Vec<(String, String, i64, i64)> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["Range"].as_str().unwrap().to_owned(),
-                r["Style"].as_str().unwrap().to_owned(),
-                r["Instances"].as_i64().unwrap(),
-                r["Total Time (ns)"].as_i64().unwrap(),
-            )
-        })
-        .collect();
+    let got = nvtx_sum_rows(&p);
     assert!(got == want, "rows differ from SQL's");
 
     // the column layout: one line per row in the same order, every line
@@ -371,24 +376,7 @@ fn nvtx_sum_orders_equal_totals_by_name_then_style() {
     }
     s.write_nsys(&p).unwrap();
     let want = expected(&p);
-    let out = run(rprof()
-        .args(["stats", "-q", "--json", "-r", "nvtx_sum"])
-        .arg(&p));
-    assert!(out.status.success());
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let got: Vec<(String, String, i64, i64)> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["Range"].as_str().unwrap().to_owned(),
-                r["Style"].as_str().unwrap().to_owned(),
-                r["Instances"].as_i64().unwrap(),
-                r["Total Time (ns)"].as_i64().unwrap(),
-            )
-        })
-        .collect();
+    let got = nvtx_sum_rows(&p);
     assert_eq!(got.len(), 7);
     assert_eq!((got[1].0.as_str(), got[2].0.as_str()), ("Z", "a"));
     assert_eq!(got, want);
