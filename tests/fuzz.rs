@@ -278,9 +278,41 @@ fn consume_records(recs: &[Record<'_>], compat: bool) {
     }
 }
 
+/// `rprof stats` on a profile: its own reader (every table), every report
+/// written as CSV, and the reports in the window of the first NVTX range
+/// (`--filter-nvtx` on its text).
+fn consume_stats(path: &Path) {
+    use rprof_report::stats::{self, View, render};
+    let Ok(data) = rprof_trace::read::stats_sql::load(path, stats::Tables::all()) else {
+        return;
+    };
+    let opts = render::Options {
+        format: render::Format::Csv,
+        time: render::TimeUnit::Ns,
+        mem: render::MemUnit::B,
+    };
+    let first = data
+        .nvtx
+        .as_ref()
+        .and_then(|r| r.first())
+        .map(|r| data.names.get(r.text).to_owned());
+    let window = first.and_then(|text| stats::find_nvtx_window(&data, &text).ok());
+    for w in [None, window.as_ref()] {
+        let view = View::new(&data, w);
+        for info in stats::REPORTS {
+            let Ok(req) = stats::Request::parse(info.name) else {
+                continue;
+            };
+            let table = stats::run(&view, &req);
+            let _ = render::write(&mut std::io::sink(), &table, &data.names, &opts);
+        }
+    }
+}
+
 /// Read a profile file and run everything on its records; the number of
 /// records.
 fn consume_profile(path: &Path, compat: bool) -> usize {
+    consume_stats(path);
     // every table the readers can fill, so that all of them are fuzzed
     let Ok(mut trace) = read::read(
         path,
