@@ -102,8 +102,8 @@ impl Names {
         if self.wraps.is_empty() {
             return Some(low);
         }
-        let high = self.wraps.partition_point(|&w| w as usize <= i);
-        Some(high << self.low_bits | low)
+        let high = self.wraps.partition_point(|&w| w as usize <= i) as u64;
+        usize::try_from(high << self.low_bits | low as u64).ok()
     }
 
     /// Name `i`'s place in the text.
@@ -173,11 +173,11 @@ impl Names {
         }
         let id = self.ends.len() as NameId;
         self.text.push_str(s);
-        let end = self.text.len();
-        while self.wraps.len() < end >> self.low_bits {
+        let end = self.text.len() as u64;
+        while (self.wraps.len() as u64) < end >> self.low_bits {
             self.wraps.push(id);
         }
-        let low_mask = (1usize << self.low_bits) - 1;
+        let low_mask = (1u64 << self.low_bits) - 1;
         self.ends.push((end & low_mask) as u32);
         self.slots[i] = u64::from(h) << 32 | u64::from(id);
         id

@@ -416,13 +416,12 @@ impl<'a> Enclosing<'a> {
             }
             if let Some(list) = self.by_thread.get(&thread) {
                 let at = |k: u32| &all[list[k as usize] as usize];
-                let ranges = list;
                 let mut next = 0usize;
                 let mut stack: Vec<u32> = Vec::new();
                 let mut compacted = 64usize;
                 for &q in &order[i..j] {
                     let (_, t0, t1) = queries[q];
-                    while next < ranges.len() && at(next as u32).start_ns <= t0 {
+                    while next < list.len() && at(next as u32).start_ns <= t0 {
                         stack.push(next as u32);
                         next += 1;
                     }
