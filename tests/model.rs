@@ -251,11 +251,14 @@ fn kineto_memory_sync_distributed_and_every_thread() {
     assert_eq!(t.ranges.len(), 3);
     let step = t.ranges.iter().find(|r| r.thread == (1 << 32 | 9)).unwrap();
     assert_eq!(t.range_name(step), "ProfilerStep#3");
-    assert_eq!(t.range_meta[&step.text].kind, RangeKind::UserAnnotation);
+    assert_eq!(
+        t.range_meta.get(&step.text).unwrap().kind,
+        RangeKind::UserAnnotation
+    );
     let comm = t
         .ranges
         .iter()
-        .find_map(|r| t.range_meta[&r.text].comm.as_ref())
+        .find_map(|r| t.range_meta.get(&r.text).unwrap().comm.as_ref())
         .unwrap();
     assert_eq!((comm.in_nelems, comm.group_size), (Some(1024), Some(2)));
     let kc = t.kernels[0].kineto().unwrap().comm.as_ref().unwrap();

@@ -59,7 +59,8 @@ pub use strings::{SharedTexts, StrPool, StrRef};
 pub use trace::{
     ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KernelExtra, KinetoKernel, Launch,
     MemDevice, MemEvent, MemKind, MemOp, MemoryKind, NO_PID, OpFields, Range, RangeKind, RangeMeta,
-    ReadStats, Source, SyncEvent, SyncKind, ThreadId, ThreadKey, Trace, narrow, nsys_pid,
+    RangeMetas, ReadStats, Source, SyncEvent, SyncKind, ThreadId, ThreadKey, Trace, narrow,
+    nsys_pid,
 };
 
 /// `HashMap` with foldhash's fixed-seed hasher: several times faster than

@@ -285,7 +285,7 @@ pub fn format_marker(
     seq: Option<i64>,
     op_id: Option<i64>,
     sizes: Option<&[Vec<i64>]>,
-    dtypes: Option<&[String]>,
+    dtypes: Option<&[impl AsRef<str>]>,
 ) -> String {
     use std::fmt::Write as _;
     let mut s = String::from(name);
@@ -319,7 +319,7 @@ pub fn format_marker(
                 s.push_str(", ");
             }
             s.push('\'');
-            s.push_str(&marker_dtype(d));
+            s.push_str(&marker_dtype(d.as_ref()));
             s.push('\'');
         }
         s.push(']');

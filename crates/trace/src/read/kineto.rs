@@ -28,6 +28,7 @@ use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use super::kineto_args::{Args, Key};
 use super::kineto_split as split;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -36,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::model::{
     ApiCall, ApiKind, CommArgs, CopyKind, DeviceInfo, Kernel, KernelExtra, KinetoKernel, Launch,
     MemDevice, MemEvent, MemKind, MemOp, MemoryKind, OpFields, Range, RangeKind, RangeMeta,
-    ReadStats, Source, SyncEvent, SyncKind, Trace, narrow,
+    RangeMetas, ReadStats, Source, SyncEvent, SyncKind, Trace, narrow,
 };
 use crate::model::{StrPool, StrRef};
 use crate::read::ReadOptions;
@@ -97,13 +98,13 @@ impl<'a> RawEvent<'a> {
     }
 
     /// The event whose fields lie at `spans` in `batch`.
-    fn at(batch: &'a [u8], spans: &Spans) -> Self {
+    fn at(batch: &'a Batch, spans: &Spans) -> Self {
         let f = |i: usize| {
             let (a, b) = spans[i];
             if b == 0 {
                 return None;
             }
-            batch.get(a..b).and_then(|t| std::str::from_utf8(t).ok())
+            batch.field(a, b)
         };
         RawEvent {
             ph: f(0),
@@ -114,6 +115,26 @@ impl<'a> RawEvent<'a> {
             ts: f(5),
             dur: f(6),
             args: f(7),
+        }
+    }
+}
+
+/// A batch of events' text, as the splitting thread hands it over.
+enum Batch {
+    /// Valid UTF-8 as a whole, checked once on the splitting thread (most
+    /// inputs): a field is a slice of it, not checked again.
+    Text(String),
+    /// Not UTF-8 somewhere (in a member nobody reads, perhaps): each field
+    /// is checked when it is read.
+    Bytes(Vec<u8>),
+}
+
+impl Batch {
+    /// The text from byte `a` to `b`, if it is UTF-8.
+    fn field(&self, a: usize, b: usize) -> Option<&str> {
+        match self {
+            Batch::Text(t) => t.get(a..b),
+            Batch::Bytes(v) => v.get(a..b).and_then(|t| std::str::from_utf8(t).ok()),
         }
     }
 }
@@ -180,7 +201,7 @@ fn raw_id(v: &Option<&str>) -> Option<u64> {
     Some(h | (1 << 63))
 }
 
-fn num_i64(v: Option<&Value>) -> Option<i64> {
+pub(super) fn num_i64(v: Option<&Value>) -> Option<i64> {
     match v? {
         Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
         Value::String(s) => s.trim().parse().ok(),
@@ -188,7 +209,7 @@ fn num_i64(v: Option<&Value>) -> Option<i64> {
     }
 }
 
-fn num_f64(v: Option<&Value>) -> Option<f64> {
+pub(super) fn num_f64(v: Option<&Value>) -> Option<f64> {
     match v? {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse().ok(),
@@ -212,7 +233,7 @@ struct Builder {
     memops: Vec<MemOp>,
     calls: HashMap<i64, Launch>,
     ranges: Vec<Range>,
-    range_meta: HashMap<StrRef, RangeMeta>,
+    range_meta: RangeMetas,
     devices: Vec<DeviceInfo>,
     stats: ReadStats,
     counts: Counts,
@@ -227,28 +248,29 @@ struct Builder {
 
 /// Collective arguments the profiler writes on `record_param_comms`
 /// operators and on communication kernels.
-fn comm_args(b: &mut Builder, args: &Value) -> Option<Box<CommArgs>> {
-    let name = args.get("Collective name").and_then(Value::as_str);
-    let in_n = num_i64(args.get("In msg nelems"));
-    let out_n = num_i64(args.get("Out msg nelems"));
+fn comm_args(b: &mut Builder, args: &Args<'_>) -> Option<Box<CommArgs>> {
+    let name = args.str(Key::CollectiveName);
+    let in_n = args.i64(Key::InNelems);
+    let out_n = args.i64(Key::OutNelems);
     if name.is_none() && in_n.is_none() && out_n.is_none() {
         return None;
     }
-    let text = |b: &mut Builder, k: &str| -> Option<crate::model::StrRef> {
-        match args.get(k)? {
-            Value::String(s) => Some(b.intern(s)),
+    // a string as it is; anything else as JSON prints it
+    let text = |b: &mut Builder, k: Key| -> Option<crate::model::StrRef> {
+        match args.value(k)? {
+            Value::String(s) => Some(b.intern(&s)),
             Value::Null => None,
             v => Some(b.intern(&v.to_string())),
         }
     };
     Some(Box::new(CommArgs {
-        collective: name.map(|n| b.intern(n)),
+        collective: name.map(|n| b.intern(&n)),
         in_nelems: in_n,
         out_nelems: out_n,
-        group_size: num_i64(args.get("Group size")),
-        dtype: text(b, "dtype"),
-        pg_name: text(b, "Process Group Name"),
-        pg_ranks: text(b, "Process Group Ranks"),
+        group_size: args.i64(Key::GroupSize),
+        dtype: text(b, Key::Dtype),
+        pg_name: text(b, Key::PgName),
+        pg_ranks: text(b, Key::PgRanks),
     }))
 }
 
@@ -349,11 +371,7 @@ impl Builder {
             }
             return;
         };
-        let args: Value = match &ev.args {
-            Some(a) => serde_json::from_str(a).unwrap_or(Value::Null),
-            None => Value::Null,
-        };
-        let arg = |k: &str| args.get(k);
+        let args = Args::parse(ev.args);
         let start = ts;
         let end = ts.saturating_add(dur);
         self.min_ts = Some(self.min_ts.map_or(start, |m| m.min(start)));
@@ -365,36 +383,36 @@ impl Builder {
                 }
                 let name = self.intern(&name);
                 let stats = KinetoKernel {
-                    blocks_per_sm: num_f64(arg("blocks per SM")),
-                    warps_per_sm: num_f64(arg("warps per SM")),
-                    occupancy_pct: num_f64(arg("est. achieved occupancy %")),
+                    blocks_per_sm: args.f64(Key::BlocksPerSm),
+                    warps_per_sm: args.f64(Key::WarpsPerSm),
+                    occupancy_pct: args.f64(Key::Occupancy),
                     comm: comm_args(self, &args),
                 };
                 self.kernels.push(Kernel {
                     row: self.kernels.len() as u32,
                     start_ns: start,
                     end_ns: end,
-                    device: num_i64(arg("device")).unwrap_or(0),
-                    context: narrow(num_i64(arg("context"))),
-                    stream: num_i64(arg("stream")).unwrap_or(0),
-                    correlation: num_i64(arg("correlation")).unwrap_or(-1),
+                    device: args.i64(Key::Device).unwrap_or(0),
+                    context: narrow(args.i64(Key::Context)),
+                    stream: args.i64(Key::Stream).unwrap_or(0),
+                    correlation: args.i64(Key::Correlation).unwrap_or(-1),
                     global_pid_bits: crate::model::NO_PID,
                     name,
                     mangled: None,
-                    grid: dims3(arg("grid"))
+                    grid: dims3(args.value(Key::Grid).as_ref())
                         .unwrap_or([0, 0, 0])
                         .map(|d| narrow(Some(d)).unwrap_or(0)),
-                    block: dims3(arg("block"))
+                    block: dims3(args.value(Key::Block).as_ref())
                         .unwrap_or([0, 0, 0])
                         .map(|d| narrow(Some(d)).unwrap_or(0)),
-                    registers_per_thread: narrow(num_i64(arg("registers per thread"))),
+                    registers_per_thread: narrow(args.i64(Key::Registers)),
                     // Kineto reports static + dynamic shared memory together
-                    static_smem_bytes: narrow(num_i64(arg("shared memory"))),
+                    static_smem_bytes: narrow(args.i64(Key::SharedMemory)),
                     dynamic_smem_bytes: None,
                     launch: None,
                     extra: KernelExtra::of(
-                        narrow(num_i64(arg("graph id"))),
-                        num_i64(arg("graph node id")),
+                        narrow(args.i64(Key::GraphId)),
+                        args.i64(Key::GraphNodeId),
                         (stats != KinetoKernel::default()).then_some(stats),
                     ),
                 });
@@ -415,10 +433,10 @@ impl Builder {
                 self.memops.push(MemOp {
                     start_ns: start,
                     end_ns: end,
-                    device: num_i64(arg("device")).unwrap_or(0),
-                    stream: num_i64(arg("stream")).unwrap_or(0),
-                    correlation: num_i64(arg("correlation")).unwrap_or(-1),
-                    bytes: num_i64(arg("bytes")),
+                    device: args.i64(Key::Device).unwrap_or(0),
+                    stream: args.i64(Key::Stream).unwrap_or(0),
+                    correlation: args.i64(Key::Correlation).unwrap_or(-1),
+                    bytes: args.i64(Key::Bytes),
                     name,
                     launch: None,
                     kind,
@@ -431,7 +449,7 @@ impl Builder {
                 if !self.opts.syncs {
                     return;
                 }
-                let kind = match arg("cuda_sync_kind").and_then(Value::as_str) {
+                let kind = match args.str(Key::SyncKind).as_deref() {
                     Some("Event Sync") => SyncKind::Event,
                     Some("Stream Wait Event") => SyncKind::StreamWaitEvent,
                     Some("Stream Sync") => SyncKind::Stream,
@@ -447,15 +465,15 @@ impl Builder {
                 self.syncs.push(SyncEvent {
                     start_ns: start,
                     end_ns: end,
-                    device: num_i64(arg("device")),
-                    stream: num_i64(arg("stream")),
-                    correlation: num_i64(arg("correlation")),
+                    device: args.i64(Key::Device),
+                    stream: args.i64(Key::Stream),
+                    correlation: args.i64(Key::Correlation),
                     pid: None,
                     kind,
                 });
             }
             Kind::Call => {
-                let Some(corr) = num_i64(arg("correlation")) else {
+                let Some(corr) = args.i64(Key::Correlation) else {
                     return;
                 };
                 let (Some(pid), Some(tid)) = (raw_id(&ev.pid), raw_id(&ev.tid)) else {
@@ -490,22 +508,21 @@ impl Builder {
                     return;
                 };
                 self.stats.nvtx_rows += 1;
-                let seq = num_i64(arg("Sequence number"));
-                let (sizes, dtypes) = inputs(arg("Input Dims"), arg("Input type"));
+                let seq = args.i64(Key::SequenceNumber);
+                let (sizes, dtypes) = inputs(
+                    args.value(Key::InputDims).as_ref(),
+                    args.raw(Key::InputType),
+                );
                 // the profiler's External id plays the part of NVTX's op_id:
                 // one per operator call, shared by the kernels it launches
-                let op_id = num_i64(arg("External id")).or_else(|| num_i64(arg("external id")));
+                let op_id = args
+                    .i64(Key::ExternalId)
+                    .or_else(|| args.i64(Key::ExternalIdOld));
                 let text =
                     stock::format_marker(&name, seq, op_id, sizes.as_deref(), dtypes.as_deref());
                 let text = self.strings.push(&text);
-                let module = arg("Module Hierarchy")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| s.to_owned());
-                let call_stack = arg("Call stack")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| s.to_owned());
+                let module = args.str(Key::ModuleHierarchy).filter(|s| !s.is_empty());
+                let call_stack = args.str(Key::CallStack).filter(|s| !s.is_empty());
                 // the fields stay typed for the op models; the text is
                 // what record files and the other views show of the operator
                 let dtypes: Option<Vec<StrRef>> = dtypes.map(|d| {
@@ -548,18 +565,24 @@ fn thread_key(pid: u64, tid: u64) -> u64 {
     ((pid & 0xFFFF_FFFF) << 32) | (tid & 0xFFFF_FFFF)
 }
 
+/// Each input's type, as the profiler spelled it.
+type Types<'a> = Vec<Cow<'a, str>>;
+
 /// `Input Dims` and `Input type` as marker fields. Tensor lists (a list of
 /// shapes in one slot) are expanded in place, as PyTorch 2.x's NVTX
-/// observer does.
-fn inputs(
+/// observer does. The types are borrowed from the input (a type that is not
+/// a string is `""`).
+fn inputs<'a>(
     dims: Option<&Value>,
-    types: Option<&Value>,
-) -> (Option<Vec<Vec<i64>>>, Option<Vec<String>>) {
-    let types: Option<Vec<String>> = types.and_then(Value::as_array).map(|a| {
-        a.iter()
-            .map(|t| t.as_str().unwrap_or("").to_owned())
-            .collect()
-    });
+    types: Option<&'a RawValue>,
+) -> (Option<Vec<Vec<i64>>>, Option<Types<'a>>) {
+    let types: Option<Types<'a>> = types
+        .and_then(|t| serde_json::from_str::<Vec<&'a RawValue>>(t.get()).ok())
+        .map(|a| {
+            a.iter()
+                .map(|t| raw_str(&Some(t.get())).unwrap_or_default())
+                .collect()
+        });
     let Some(dims) = dims.and_then(Value::as_array) else {
         return (None, types);
     };
@@ -750,7 +773,7 @@ enum Parsed {
     EventsStart,
     /// Consecutive events' text and their fields' places in it; `None`
     /// for an element that is not an object.
-    Events(Vec<u8>, Vec<Option<Spans>>),
+    Events(Batch, Vec<Option<Spans>>),
     /// A root member the reader keeps.
     Member(String, Value),
 }
@@ -767,7 +790,7 @@ fn read_from(path: &Path, reader: impl Read + Send, opts: ReadOptions) -> Result
         memops: Vec::new(),
         calls: HashMap::default(),
         ranges: Vec::new(),
-        range_meta: HashMap::default(),
+        range_meta: RangeMetas::default(),
         devices: Vec::new(),
         stats: ReadStats::default(),
         counts: Counts::default(),
@@ -824,19 +847,42 @@ fn parse_piece(path: &Path, piece: split::Piece) -> Result<Option<Parsed>> {
     match piece {
         split::Piece::EventsStart => Ok(Some(Parsed::EventsStart)),
         split::Piece::Events { bytes, ends } => {
+            // checked as a whole once, so that neither the parser below nor
+            // the building thread checks each field again
+            let batch = match String::from_utf8(bytes) {
+                Ok(text) => Batch::Text(text),
+                Err(e) => Batch::Bytes(e.into_bytes()),
+            };
             let mut out = Vec::with_capacity(ends.len());
             let mut from = 0;
             for (end, at) in ends {
-                let text = &bytes[from..end];
+                let ev = match &batch {
+                    // an event ends with an ASCII `}`: a character boundary
+                    Batch::Text(t) => t.get(from..end).map(|text| {
+                        let mut de = serde_json::Deserializer::from_str(text);
+                        EventSeed
+                            .deserialize(&mut de)
+                            .and_then(|ev| de.end().map(|()| ev))
+                            .map(|ev| ev.map(|ev| ev.spans(t.as_bytes())))
+                    }),
+                    Batch::Bytes(v) => v.get(from..end).map(|text| {
+                        let mut de = serde_json::Deserializer::from_slice(text);
+                        EventSeed
+                            .deserialize(&mut de)
+                            .and_then(|ev| de.end().map(|()| ev))
+                            .map(|ev| ev.map(|ev| ev.spans(v)))
+                    }),
+                };
                 from = end;
-                let mut de = serde_json::Deserializer::from_slice(text);
-                let ev = EventSeed
-                    .deserialize(&mut de)
-                    .and_then(|ev| de.end().map(|()| ev))
-                    .map_err(|e| piece_error(path, at, &e))?;
-                out.push(ev.map(|ev| ev.spans(&bytes)));
+                let Some(ev) = ev else {
+                    return Err(Error::Kineto {
+                        path: path.to_owned(),
+                        detail: format!("an event at line {} column {} was cut", at.line, at.col),
+                    });
+                };
+                out.push(ev.map_err(|e| piece_error(path, at, &e))?);
             }
-            Ok(Some(Parsed::Events(bytes, out)))
+            Ok(Some(Parsed::Events(batch, out)))
         }
         split::Piece::Member { key, value, at } => {
             let key: String =
@@ -1108,7 +1154,7 @@ mod tests {
             t.strings.get(t.ranges[0].text),
             "aten::mm, seq = 7, sizes = [[4, 8], [8, 16]], dtypes = ['float', 'float']"
         );
-        let meta = &t.range_meta[&t.ranges[0].text];
+        let meta = t.range_meta.get(&t.ranges[0].text).unwrap();
         assert_eq!(t.strings.get(meta.module.unwrap()), "top(Net)::fc(Linear)");
         assert_eq!(t.devices[0].max_warps_per_sm, Some(64));
     }
@@ -1136,7 +1182,7 @@ mod tests {
                 .unwrap()
         };
         let cat = by_name("aten::cat, seq = 5");
-        let op = t.range_meta[&cat].op.as_ref().unwrap();
+        let op = t.range_meta.get(&cat).unwrap().op.as_ref().unwrap();
         assert_eq!((op.seq(), op.op_id()), (Some(-3), Some(41)));
         assert_eq!(
             op.sizes(),

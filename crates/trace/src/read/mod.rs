@@ -8,6 +8,7 @@
 mod cupti;
 mod join;
 pub mod kineto;
+mod kineto_args;
 mod kineto_split;
 pub mod limits;
 pub(crate) mod nsys;
