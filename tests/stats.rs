@@ -1261,3 +1261,64 @@ fn synthetic_projection_counts_correlation_ids_once() {
         assert_eq!(int(r, "Total GPU Ops"), ops, "{name} total ops");
     }
 }
+
+/// On an nsys export the default set reads `nvtx_sum`'s table apart from
+/// the other reports' (docs/stats.md): its stdout is what the two parts
+/// print when run alone, and stderr has each part's line of what it read,
+/// in order.
+#[test]
+fn default_set_reads_nvtx_apart_with_the_same_rows() {
+    let p = fixture("nsys-ai/mfu_2gpu_before.sqlite");
+    let rest: Vec<&str> = rprof_report::stats::DEFAULT_REPORTS[1..].to_vec();
+    let all = run(rprof().args(["stats", "--json"]).arg(&p));
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    let nvtx = run(rprof().args(["stats", "--json", "-r", "nvtx_sum"]).arg(&p));
+    let others = run(rprof()
+        .args(["stats", "--json", "-r", &rest.join(",")])
+        .arg(&p));
+    let all_v: Value = serde_json::from_slice(&all.stdout).unwrap();
+    let nvtx_v: Value = serde_json::from_slice(&nvtx.stdout).unwrap();
+    let others_v: Value = serde_json::from_slice(&others.stdout).unwrap();
+    let all_m = all_v.as_object().unwrap();
+    assert_eq!(all_m.len(), rest.len() + 1);
+    assert_eq!(all_m["nvtx_sum"], nvtx_v);
+    assert!(nvtx_v.as_array().is_some_and(|a| !a.is_empty()));
+    for r in &rest {
+        assert_eq!(all_m[*r], others_v[*r], "{r}");
+    }
+    // each part's line of what it read: NVTX ranges alone, then the others
+    let first_line = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let err = String::from_utf8_lossy(&all.stderr).into_owned();
+    let read: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(" kernels") || l.ends_with(" NVTX ranges"))
+        .collect();
+    assert_eq!(read, [first_line(&nvtx), first_line(&others)], "{err}");
+    assert!(read[0].ends_with(" NVTX ranges") && !read[0].contains("kernels"));
+    assert!(read[1].contains(" kernels") && !read[1].contains("NVTX"));
+    // the NVTX count is the export's: push/pop and start/end ranges (NVTX and
+    // NVTXT) with a start
+    let c = open(&p);
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60, 70, 71) AND start IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        read[0].ends_with(&format!(": {n} NVTX ranges")),
+        "{} vs {n}",
+        read[0]
+    );
+}

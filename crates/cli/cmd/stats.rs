@@ -200,25 +200,14 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         None => None,
     };
 
-    let mut want = requests
-        .iter()
-        .fold(Default::default(), |t: stats::Tables, r| {
-            t.or(stats::tables_for(r.name))
-        });
-    if args.filter_nvtx.is_some() {
-        want.nvtx = true;
-    }
+    let path = crate::input::profile_arg(&args.file)?;
+    let stages = stages(
+        &requests,
+        args.filter_nvtx.is_none()
+            && !parquet
+            && rprof_trace::read::stats_sql::reads_tables_apart(&path)?,
+    );
     let on = crate::progress::enabled(args.quiet, false);
-    let reading = crate::progress::Phase::spinner(on, &format!("reading {}", args.file.display()));
-    let data = rprof_trace::read::stats_sql::load(&crate::input::profile_arg(&args.file)?, want)?;
-    drop(reading);
-    let window = match args.filter_nvtx.as_deref() {
-        Some(spec) => Some(
-            stats::find_nvtx_window(&data, spec)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?,
-        ),
-        None => time_window,
-    };
     // not `stderr().lock()`: the lock would be held while a spinner below
     // runs, whose ticker thread writes to stderr while holding the bar's
     // state, and dropping the spinner waits for that state: a deadlock
@@ -226,78 +215,12 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     let mut err = std::io::stderr();
     // every line names the file, as every command's do (crate::diag)
     let file = render::escape_controls(&crate::input::spool::name(&args.file)).into_owned();
-    if !args.quiet {
-        // the headline: the tables this request read, as in crate::diag
-        let mut parts = Vec::new();
-        for (n, what) in [
-            (data.kernels.as_ref().map(Vec::len), "kernels"),
-            (data.memops.as_ref().map(Vec::len), "copies and sets"),
-            (data.api.as_ref().map(Vec::len), "API calls"),
-            (data.nvtx.as_ref().map(Vec::len), "NVTX ranges"),
-            (data.osrt.as_ref().map(Vec::len), "OS runtime calls"),
-            (
-                data.um_faults.as_ref().map(Vec::len),
-                "unified-memory faults",
-            ),
-        ] {
-            if let Some(n) = n {
-                parts.push(format!("{n} {what}"));
-            }
-        }
-        if !parts.is_empty() {
-            writeln!(err, "rprof: {file}: {}", parts.join(", "))?;
-        }
-        for (why, n) in &data.dropped {
-            writeln!(err, "rprof: {file}: skipped {n} {why}")?;
-        }
-        for n in &data.notes {
-            writeln!(err, "rprof: {file}: note: {}", render::escape_controls(n))?;
-        }
-    }
-    let view = View::new(&data, window.as_ref());
     let opts = Options {
         format,
         time: args.timeunit,
         mem: args.memunit,
     };
-    if parquet {
-        let req = &requests[0];
-        let mut table = stats::run(&view, req);
-        if !args.quiet {
-            if let Some(why) = &table.skipped {
-                writeln!(err, "rprof: {file}: {}: skipped: {why}", req.spec)?;
-            }
-            if table.skipped.is_none()
-                && let Some(why) = stats::applies(&data, req.name)
-            {
-                table.notes.push(why);
-            }
-            for n in &table.notes {
-                writeln!(
-                    err,
-                    "rprof: {file}: {}: {}",
-                    req.spec,
-                    render::escape_controls(n)
-                )?;
-            }
-        }
-        let mut csv = Vec::new();
-        render::write(&mut csv, &table, &data.names, &opts)?;
-        let types = parquet_types(&table, &data.names, &opts);
-        let types: Vec<(&str, ColumnType)> = types.iter().map(|(n, t)| (n.as_str(), *t)).collect();
-        let mut meta = super::report_metadata("stats", &req.spec, &[&args.file]);
-        meta.push(("rprof.title", table.title.to_owned()));
-        return super::write_csv_as(
-            &csv,
-            DataFormat::Parquet,
-            &types,
-            &meta,
-            args.output.as_deref(),
-            &[&args.file],
-            |_| false,
-        );
-    }
-    let mut w = out::create(args.output.as_deref(), &[&args.file])?;
+    let mut w = None;
     let mut json = serde_json::Map::new();
     let many = requests.len() > 1;
     // a spinner while each report is computed, unless its rows stream to
@@ -306,63 +229,189 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         .output
         .as_deref()
         .is_some_and(|p| p != std::path::Path::new("-"));
-    for (i, req) in requests.iter().enumerate() {
-        let computing = crate::progress::Phase::spinner(
-            on && (to_file || !std::io::stdout().is_terminal()),
-            &format!("computing {}", req.spec),
-        );
-        let mut table = stats::run(&view, req);
-        drop(computing);
-        if table.skipped.is_none()
-            && let Some(why) = stats::applies(&data, req.name)
-        {
-            table.notes.push(why);
+    let last_stage = stages.len() - 1;
+    for (stage, run) in stages.into_iter().enumerate() {
+        let mut want = requests[run.clone()]
+            .iter()
+            .fold(Default::default(), |t: stats::Tables, r| {
+                t.or(stats::tables_for(r.name))
+            });
+        if args.filter_nvtx.is_some() {
+            want.nvtx = true;
         }
+        let reading =
+            crate::progress::Phase::spinner(on, &format!("reading {}", args.file.display()));
+        let data = rprof_trace::read::stats_sql::load(&path, want)?;
+        drop(reading);
+        let window = match args.filter_nvtx.as_deref() {
+            Some(spec) => Some(
+                stats::find_nvtx_window(&data, spec)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?,
+            ),
+            None => time_window.clone(),
+        };
         if !args.quiet {
-            if let Some(why) = &table.skipped
-                && !matches!(format, Format::Column | Format::Table)
+            // the headline: the tables this stage read, as in crate::diag
+            let mut parts = Vec::new();
+            for (n, what) in [
+                (data.kernels.as_ref().map(Vec::len), "kernels"),
+                (data.memops.as_ref().map(Vec::len), "copies and sets"),
+                (data.api.as_ref().map(Vec::len), "API calls"),
+                (data.nvtx.as_ref().map(Vec::len), "NVTX ranges"),
+                (data.osrt.as_ref().map(Vec::len), "OS runtime calls"),
+                (
+                    data.um_faults.as_ref().map(Vec::len),
+                    "unified-memory faults",
+                ),
+            ] {
+                if let Some(n) = n {
+                    parts.push(format!("{n} {what}"));
+                }
+            }
+            if !parts.is_empty() {
+                writeln!(err, "rprof: {file}: {}", parts.join(", "))?;
+            }
+            for (why, n) in &data.dropped {
+                writeln!(err, "rprof: {file}: skipped {n} {why}")?;
+            }
+            for n in &data.notes {
+                writeln!(err, "rprof: {file}: note: {}", render::escape_controls(n))?;
+            }
+        }
+        let view = View::new(&data, window.as_ref());
+        if parquet {
+            let req = &requests[0];
+            let mut table = stats::run(&view, req);
+            if !args.quiet {
+                if let Some(why) = &table.skipped {
+                    writeln!(err, "rprof: {file}: {}: skipped: {why}", req.spec)?;
+                }
+                if table.skipped.is_none()
+                    && let Some(why) = stats::applies(&data, req.name)
+                {
+                    table.notes.push(why);
+                }
+                for n in &table.notes {
+                    writeln!(
+                        err,
+                        "rprof: {file}: {}: {}",
+                        req.spec,
+                        render::escape_controls(n)
+                    )?;
+                }
+            }
+            let mut csv = Vec::new();
+            render::write(&mut csv, &table, &data.names, &opts)?;
+            let types = parquet_types(&table, &data.names, &opts);
+            let types: Vec<(&str, ColumnType)> =
+                types.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+            let mut meta = super::report_metadata("stats", &req.spec, &[&args.file]);
+            meta.push(("rprof.title", table.title.to_owned()));
+            return super::write_csv_as(
+                &csv,
+                DataFormat::Parquet,
+                &types,
+                &meta,
+                args.output.as_deref(),
+                &[&args.file],
+                |_| false,
+            );
+        }
+        // made once the first tables are read, as before stages
+        let w = match &mut w {
+            Some(w) => w,
+            None => w.insert(out::create(args.output.as_deref(), &[&args.file])?),
+        };
+        for i in run {
+            let req = &requests[i];
+            let computing = crate::progress::Phase::spinner(
+                on && (to_file || !std::io::stdout().is_terminal()),
+                &format!("computing {}", req.spec),
+            );
+            let mut table = stats::run(&view, req);
+            drop(computing);
+            if table.skipped.is_none()
+                && let Some(why) = stats::applies(&data, req.name)
             {
-                writeln!(err, "rprof: {file}: {}: skipped: {why}", req.spec)?;
+                table.notes.push(why);
             }
-            for n in &table.notes {
-                writeln!(
-                    err,
-                    "rprof: {file}: {}: {}",
-                    req.spec,
-                    render::escape_controls(n)
-                )?;
-            }
-        }
-        match format {
-            Format::Json if many => {
-                json.insert(
-                    req.spec.clone(),
-                    render::json_rows(&table, &data.names, &opts),
-                );
-            }
-            Format::Csv | Format::Tsv => {
-                if table.skipped.is_some() {
-                    continue;
+            if !args.quiet {
+                if let Some(why) = &table.skipped
+                    && !matches!(format, Format::Column | Format::Table)
+                {
+                    writeln!(err, "rprof: {file}: {}: skipped: {why}", req.spec)?;
                 }
-                if i > 0 {
-                    writeln!(w)?;
+                for n in &table.notes {
+                    writeln!(
+                        err,
+                        "rprof: {file}: {}: {}",
+                        req.spec,
+                        render::escape_controls(n)
+                    )?;
                 }
-                render::write(&mut w, &table, &data.names, &opts)?;
             }
-            _ => render::write(&mut w, &table, &data.names, &opts)?,
+            match format {
+                Format::Json if many => {
+                    json.insert(
+                        req.spec.clone(),
+                        render::json_rows(&table, &data.names, &opts),
+                    );
+                }
+                Format::Csv | Format::Tsv => {
+                    if table.skipped.is_some() {
+                        continue;
+                    }
+                    if i > 0 {
+                        writeln!(w)?;
+                    }
+                    render::write(w, &table, &data.names, &opts)?;
+                }
+                _ => render::write(w, &table, &data.names, &opts)?,
+            }
+            // millions of rows on a large export: the OS frees them at exit
+            // faster than dropping them one by one (as `rprof prof` does)
+            std::mem::forget(table);
         }
-        // millions of rows on a large export: the OS frees them at exit
-        // faster than dropping them one by one (as `rprof prof` does)
-        std::mem::forget(table);
+        if stage == last_stage {
+            // as the tables above: freed by the OS at exit
+            std::mem::forget(view);
+            std::mem::forget(data);
+        }
+        // an earlier stage's tables are let go here, before the next
+        // stage reads its own: that is what stages are for
     }
+    let Some(mut w) = w else {
+        return Ok(());
+    };
     if format == Format::Json && many {
         serde_json::to_writer_pretty(&mut w, &serde_json::Value::Object(json))?;
         writeln!(w)?;
     }
     w.finish()?;
-    std::mem::forget(view);
-    std::mem::forget(data);
     Ok(())
+}
+
+/// Runs of `requests` whose tables are read together, in order.
+///
+/// On an nsys export (`apart`), when the reports that need NVTX ranges come
+/// all first or all last, as `nvtx_sum` does in the default set, they are
+/// read and run apart from the others: the NVTX table is usually the
+/// largest, and no report needs it beside the kernels or API calls of the
+/// others. Each run's tables are let go before the next run reads its own,
+/// so that the default set holds at most what `nvtx_sum` alone does (under
+/// 2 GB at 3 M kernels, against 2.7 GB together). Any other order, or a
+/// window that needs the ranges for every report, is one run.
+fn stages(requests: &[Request], apart: bool) -> Vec<std::ops::Range<usize>> {
+    let n = requests.len();
+    let needs = |r: &Request| stats::tables_for(r.name).nvtx;
+    let Some(first) = requests.first().map(needs) else {
+        return vec![0..n];
+    };
+    let k = requests.iter().take_while(|r| needs(r) == first).count();
+    if !apart || k == n || requests[k..].iter().any(|r| needs(r) == first) {
+        return vec![0..n];
+    }
+    vec![0..k, k..n]
 }
 
 /// The Parquet type of each column: from its unit and its cells, so that a
@@ -423,4 +472,32 @@ fn parquet_types(
             (render::heading(c, o), ty)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(names: &[&str], apart: bool) -> Vec<std::ops::Range<usize>> {
+        let requests: Vec<Request> = names.iter().map(|n| Request::parse(n).unwrap()).collect();
+        stages(&requests, apart)
+    }
+
+    #[test]
+    fn nvtx_reports_first_or_last_are_read_apart() {
+        // the default set: nvtx_sum first
+        let default: Vec<&str> = stats::DEFAULT_REPORTS.to_vec();
+        assert_eq!(runs(&default, true), [0..1, 1..default.len()]);
+        assert_eq!(runs(&default, false), [0..default.len()]);
+        // last, and several of them
+        assert_eq!(
+            runs(&["cuda_api_sum", "nvtx_sum", "nvtx_kern_sum"], true),
+            [0..1, 1..3]
+        );
+        // in the middle, alone, or only one kind: one run
+        let middle = ["cuda_api_sum", "nvtx_sum", "cuda_gpu_kern_sum"];
+        assert_eq!(runs(&middle, true), [0..3]);
+        assert_eq!(runs(&["nvtx_sum", "nvtx_pushpop_sum"], true), [0..2]);
+        assert_eq!(runs(&["cuda_api_sum"], true), [0..1]);
+    }
 }

@@ -174,9 +174,18 @@ pub(crate) fn micros_to_ns(text: &str) -> Option<i64> {
 }
 
 /// A JSON string field's text: borrowed from the input when it has no
-/// escapes (most names), decoded otherwise; `None` if not a string.
-fn raw_str<'a>(v: &Option<&'a str>) -> Option<Cow<'a, str>> {
+/// escapes (most names), decoded otherwise; `None` if not a string. `v` is
+/// one JSON value, as serde's raw values are.
+pub(super) fn raw_str<'a>(v: &Option<&'a str>) -> Option<Cow<'a, str>> {
     let raw = (*v)?;
+    // Without a backslash or a control character, the text between the
+    // quotes is the string (what serde returns for it, without setting up
+    // a parser: three fields of every event go through here).
+    if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"'))
+        && !inner.bytes().any(|b| b == b'\\' || b < 0x20)
+    {
+        return Some(Cow::Borrowed(inner));
+    }
     match serde_json::from_str::<&'a str>(raw) {
         Ok(s) => Some(Cow::Borrowed(s)),
         Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
@@ -184,9 +193,14 @@ fn raw_str<'a>(v: &Option<&'a str>) -> Option<Cow<'a, str>> {
 }
 
 /// pid/tid: an integer, or a string holding one, or any string (hashed).
-fn raw_id(v: &Option<&str>) -> Option<u64> {
+pub(super) fn raw_id(v: &Option<&str>) -> Option<u64> {
     let raw = (*v)?;
-    if let Ok(n) = serde_json::from_str::<i64>(raw) {
+    // a JSON number is never signed with `+` nor padded: Rust's parse
+    // takes exactly the integers serde's does, but for `-0`, which serde
+    // reads as a float (so it is no id, as before)
+    if raw != "-0"
+        && let Ok(n) = raw.parse::<i64>()
+    {
         return Some(n as u64);
     }
     let s: String = serde_json::from_str(raw).ok()?;

@@ -106,11 +106,7 @@ impl<'a> Args<'a> {
 
     /// The member when it is a string: borrowed when it has no escapes.
     pub(super) fn str(&self, key: Key) -> Option<Cow<'a, str>> {
-        let raw = self.raw(key)?.get();
-        match serde_json::from_str::<&'a str>(raw) {
-            Ok(s) => Some(Cow::Borrowed(s)),
-            Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
-        }
+        super::kineto::raw_str(&Some(self.raw(key)?.get()))
     }
 
     /// The member as an integer, as `num_i64` reads a JSON value: a number
@@ -273,6 +269,45 @@ mod tests {
             }
         }
         assert!(Args::parse(None).raw(Key::Device).is_none());
+    }
+
+    #[test]
+    fn strings_and_ids_as_serde_reads_them() {
+        use super::super::kineto::{raw_id, raw_str};
+        let texts = [
+            r#""plain""#,
+            r#""""#,
+            r#""tab\tand \"quotes\"""#,
+            r#""\u00e9t\u00e9""#,
+            "\"raw \u{1} control\"",
+            "\"",
+            "12",
+            "-7",
+            "-0",
+            "1.5",
+            "1e3",
+            "18446744073709551615",
+            r#""42""#,
+            r#"" 42 ""#,
+            r#""stream 7""#,
+            "null",
+            "[1]",
+        ];
+        for t in texts {
+            let reference = serde_json::from_str::<String>(t).ok();
+            assert_eq!(raw_str(&Some(t)).map(Cow::into_owned), reference, "{t}");
+            let id = match serde_json::from_str::<i64>(t) {
+                Ok(n) => Some(n as u64),
+                Err(_) => reference.map(|s| match s.trim().parse::<i64>() {
+                    Ok(n) => n as u64,
+                    Err(_) => 0,
+                }),
+            };
+            // a non-numeric string is hashed (high bit set): compare that it
+            // is one, not its value
+            let got = raw_id(&Some(t)).map(|n| if n >> 63 == 1 && id == Some(0) { 0 } else { n });
+            assert_eq!(got, id, "{t}");
+        }
     }
 
     #[test]

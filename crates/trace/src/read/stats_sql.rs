@@ -45,6 +45,18 @@ pub fn load(path: &Path, want: Tables) -> Result<StatsData> {
     Ok(data)
 }
 
+/// True when `path` is an nsys export, whose tables are read one by one:
+/// reading some of them and then the others costs what reading them all
+/// together does, so `stats` can hold fewer at once. Other inputs are read
+/// whole whatever is asked for.
+pub fn reads_tables_apart(path: &Path) -> Result<bool> {
+    if sniff(path)? != FileKind::Sqlite {
+        return Ok(false);
+    }
+    let db = Db::open(path)?;
+    Ok(crate::read::detect(&db)? == Source::Nsys)
+}
+
 fn read_any(path: &Path, want: Tables) -> Result<StatsData> {
     if sniff(path)? == FileKind::Sqlite {
         let db = Db::open(path)?;
