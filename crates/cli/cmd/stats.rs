@@ -248,7 +248,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
                 stats::find_nvtx_window(&data, spec)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?,
             ),
-            None => time_window.clone(),
+            None => time_window,
         };
         if !args.quiet {
             // the headline: the tables this stage read, as in crate::diag
@@ -401,6 +401,8 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
 /// so that the default set holds at most what `nvtx_sum` alone does (under
 /// 2 GB at 3 M kernels, against 2.7 GB together). Any other order, or a
 /// window that needs the ranges for every report, is one run.
+// one run is a list of one range of requests, as meant
+#[allow(clippy::single_range_in_vec_init)]
 fn stages(requests: &[Request], apart: bool) -> Vec<std::ops::Range<usize>> {
     let n = requests.len();
     let needs = |r: &Request| stats::tables_for(r.name).nvtx;
@@ -484,6 +486,8 @@ mod tests {
     }
 
     #[test]
+    // one run is a list of one range
+    #[allow(clippy::single_range_in_vec_init)]
     fn nvtx_reports_first_or_last_are_read_apart() {
         // the default set: nvtx_sum first
         let default: Vec<&str> = stats::DEFAULT_REPORTS.to_vec();
