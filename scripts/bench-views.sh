@@ -8,8 +8,8 @@
 # FILE: a profile (scripts/bench.sh generates the 1 M-kernel one with
 # rprof-gen). OLD_RPROF: a build of an earlier commit, measured beside
 # this one for the commands both have. ROUNDS: default 3.
-# Prints one line per command: name, median wall s, median peak RSS MB, and
-# the ratio to `parse` of the same binary.
+# Prints one line per command: name, median wall s, median peak RSS MB (10^6
+# bytes), and the ratio to `parse` of the same binary.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 file=${1:?usage: scripts/bench-views.sh FILE [OLD_RPROF] [ROUNDS]}
@@ -40,6 +40,8 @@ add stats-kern "$new stats --report cuda_gpu_kern_sum $file > /dev/null"
 add stats-default "$new stats -q $file > /dev/null"
 add stats-nvtx "$new stats -q --report nvtx_sum $file > /dev/null"
 add stats-proj "$new stats -q --report nvtx_gpu_proj_sum $file > /dev/null"
+add stats-kern-nvtx "$new stats -q --report nvtx_kern_sum $file > /dev/null"
+add summary-nvtx "$new summary -q --by nvtx $file > /dev/null"
 add diff-self "$new diff -q $file $file > /dev/null"
 if [ -n "$old" ]; then
     add old-parse "$old parse -q $file > /dev/null"
@@ -71,7 +73,7 @@ awk '
 function median(s,   a, k, i, j, x) { k = split(s, a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }; return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
 END {
     pn = median(t["parse"]); po = ("old-parse" in t) ? median(t["old-parse"]) : 0
-    printf "%-20s %9s %9s %9s\n", "command", "wall s", "RSS MB", "x parse"
+    printf "%-20s %9s %9s %9s\n", "command", "wall s", "RSS MB", "x parse"  # MB = 10^6 bytes
     for (i = 1; i <= n; i++) { c = name[i]; w = median(t[c]); base = (c ~ /^old-/) ? po : pn
-        printf "%-20s %9.2f %9.0f %9.2f\n", c, w, median(m[c]) / 1024, (base > 0 ? w / base : 0) }
+        printf "%-20s %9.2f %9.0f %9.2f\n", c, w, median(m[c]) * 1024 / 1e6, (base > 0 ? w / base : 0) }
 }' "$tmp/all"

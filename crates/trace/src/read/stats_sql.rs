@@ -225,6 +225,8 @@ pub fn read_nsys(db: &Db, want: Tables) -> Result<StatsData> {
     if want.nvtx && (want.kernels || want.memops || want.api) && db.resolve("NVTX_EVENTS").is_some()
     {
         read_beside_nvtx(db, &strings, want, &mut data)?;
+    } else if want.kernels && want.api && !want.nvtx {
+        read_api_beside(db, &strings, want, &mut data)?;
     } else {
         if want.kernels {
             read_kernels(db, &strings, want.kernel_launch, &mut data)?;
@@ -357,6 +359,48 @@ fn read_beside_nvtx(
     finish_api(data, a);
     data.notes.extend(nvtx_notes);
     data.dropped.extend(nvtx_dropped);
+    Ok(())
+}
+
+/// The API table read on a second connection while this one reads the
+/// kernel and copy tables (what `stats`' default set reads once its NVTX
+/// reports are done, and `cuda_kern_exec_*`): the same data, names
+/// interned and notes kept in the order of [`read_kernels`],
+/// [`read_memops`] and [`read_api`] run in turn.
+fn read_api_beside(
+    db: &Db,
+    strings: &FileStrings,
+    want: Tables,
+    data: &mut StatsData,
+) -> Result<()> {
+    let unknown = db
+        .resolve("CUPTI_ACTIVITY_KIND_KERNEL")
+        .is_some()
+        .then(|| data.names.intern("<unknown kernel>"));
+    let api_db = Db::open(&db.path)?;
+    let (side, api) = std::thread::scope(|sc| {
+        let api = sc.spawn(move || scan_api(&api_db, strings));
+        let side = (|| -> Result<_> {
+            let k = match unknown {
+                Some(u) => scan_kernels(db, strings, u, want.kernel_launch)?,
+                None => None,
+            };
+            let m = if want.memops { scan_memops(db)? } else { None };
+            Ok((k, m))
+        })();
+        (side, api.join())
+    });
+    // errors in the order one thread met them
+    let (k, m) = side?;
+    let a = api.map_err(|_| {
+        db.err(
+            "reading the CUDA API tables".to_owned(),
+            rusqlite::Error::InvalidQuery,
+        )
+    })??;
+    finish_kernels(data, k);
+    finish_memops(data, m);
+    finish_api(data, a);
     Ok(())
 }
 
