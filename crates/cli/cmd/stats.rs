@@ -291,14 +291,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
                 {
                     table.notes.push(why);
                 }
-                for n in &table.notes {
-                    writeln!(
-                        err,
-                        "rprof: {file}: {}: {}",
-                        req.spec,
-                        render::escape_controls(n)
-                    )?;
-                }
+                write_notes(&mut err, &file, &req.spec, &table.notes)?;
             }
             let mut csv = Vec::new();
             render::write(&mut csv, &table, &data.names, &opts)?;
@@ -341,14 +334,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
                 {
                     writeln!(err, "rprof: {file}: {}: skipped: {why}", req.spec)?;
                 }
-                for n in &table.notes {
-                    writeln!(
-                        err,
-                        "rprof: {file}: {}: {}",
-                        req.spec,
-                        render::escape_controls(n)
-                    )?;
-                }
+                write_notes(&mut err, &file, &req.spec, &table.notes)?;
             }
             match format {
                 Format::Json if many => {
@@ -388,6 +374,19 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         writeln!(w)?;
     }
     w.finish()?;
+    Ok(())
+}
+
+/// A report's notes on stderr, each line naming the file and the report.
+fn write_notes(
+    err: &mut impl Write,
+    file: &str,
+    spec: &str,
+    notes: &[String],
+) -> std::io::Result<()> {
+    for n in notes {
+        writeln!(err, "rprof: {file}: {spec}: {}", render::escape_controls(n))?;
+    }
     Ok(())
 }
 
