@@ -11,7 +11,9 @@
 //!
 //! Same answers as the map: a member given twice counts with its last
 //! value; keys are compared after unescaping; an `args` that is not an
-//! object, or not valid JSON, has no members.
+//! object, or not valid JSON, has no members. One difference: a member
+//! nested deeper than serde_json's 128 levels made the map fail, so the
+//! event lost every member; now it is skipped like any other.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -308,6 +310,17 @@ mod tests {
             let got = raw_id(&Some(t)).map(|n| if n >> 63 == 1 && id == Some(0) { 0 } else { n });
             assert_eq!(got, id, "{t}");
         }
+    }
+
+    /// A member nested past serde_json's 128 levels made the whole map
+    /// fail to parse, so the event had no members at all; skipping it has
+    /// no such limit, and the members rprof uses are read.
+    #[test]
+    fn deep_members_do_not_hide_the_others() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let text = format!(r#"{{"other": {deep}, "device": 3}}"#);
+        assert_eq!(from_map(&text, "device"), None);
+        assert_eq!(Args::parse(Some(&text)).i64(Key::Device), Some(3));
     }
 
     #[test]
