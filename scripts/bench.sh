@@ -407,20 +407,16 @@ if [ -n "$linear_rounds" ]; then
     say "== cost per kernel (target 5): copies round command wall_s user_s peak_RSS_KiB =="
     BENCH_DIR=$bench bash "$here/bench-linear.sh" "$rprof" "$gen" "$linear_rounds" | tee -a "$report"
 fi
-if [ -n "$nsys_bin" ]; then
+# against_peer SCRIPT BIN WHAT TARGETS: a peer side by side on the ~1 M-kernel file
+against_peer() {
     generate "$one_m" 250
-    log "against nsys stats on mfu_x250.sqlite, $runs rounds"
+    log "against $3 on mfu_x250.sqlite, $runs rounds"
     say ""
-    say "== against nsys stats, mfu_x250.sqlite (targets 2 and 6): round command wall_s user_s sys_s peak_RSS_KiB =="
-    bash "$here/bench-nsys.sh" "$nsys_bin" "$rprof" "$one_m" "$runs" | tee -a "$report"
-fi
-if [ -n "$nsysai_bin" ]; then
-    generate "$one_m" 250
-    log "against nsys-ai's cold start on mfu_x250.sqlite, $runs rounds"
-    say ""
-    say "== against nsys-ai, mfu_x250.sqlite (target 6): round command wall_s user_s sys_s peak_RSS_KiB =="
-    bash "$here/bench-nsysai.sh" "$nsysai_bin" "$rprof" "$one_m" "$runs" | tee -a "$report"
-fi
+    say "== against $3, mfu_x250.sqlite ($4): round command wall_s user_s sys_s peak_RSS_KiB =="
+    bash "$here/$1" "$2" "$rprof" "$one_m" "$runs" | tee -a "$report"
+}
+if [ -n "$nsys_bin" ]; then against_peer bench-nsys.sh "$nsys_bin" "nsys stats" "targets 2 and 6"; fi
+if [ -n "$nsysai_bin" ]; then against_peer bench-nsysai.sh "$nsysai_bin" "nsys-ai's cold start" "target 6"; fi
 if [ -n "$peers_python" ]; then
     src=../shared/corpus/kineto-hta/trace_diff_control.json.gz
     [ -f "$src" ] || die "--peers needs $src (the shared corpus beside this checkout)"
