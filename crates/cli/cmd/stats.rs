@@ -201,12 +201,15 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     };
 
     let path = crate::input::profile_arg(&args.file)?;
-    let stages = stages(
-        &requests,
-        args.filter_nvtx.is_none()
-            && !parquet
-            && rprof_trace::read::stats_sql::reads_tables_apart(&path)?,
-    );
+    // the file is looked at only when the requests could be read apart
+    let mut runs = stages(&requests, true);
+    if runs.len() > 1
+        && (args.filter_nvtx.is_some()
+            || parquet
+            || !rprof_trace::read::stats_sql::reads_tables_apart(&path)?)
+    {
+        runs = stages(&requests, false);
+    }
     let on = crate::progress::enabled(args.quiet, false);
     // not `stderr().lock()`: the lock would be held while a spinner below
     // runs, whose ticker thread writes to stderr while holding the bar's
@@ -229,8 +232,8 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         .output
         .as_deref()
         .is_some_and(|p| p != std::path::Path::new("-"));
-    let last_stage = stages.len() - 1;
-    for (stage, run) in stages.into_iter().enumerate() {
+    let last_stage = runs.len() - 1;
+    for (stage, run) in runs.into_iter().enumerate() {
         let mut want = requests[run.clone()]
             .iter()
             .fold(Default::default(), |t: stats::Tables, r| {
@@ -251,32 +254,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
             None => time_window,
         };
         if !args.quiet {
-            // the headline: the tables this stage read, as in crate::diag
-            let mut parts = Vec::new();
-            for (n, what) in [
-                (data.kernels.as_ref().map(Vec::len), "kernels"),
-                (data.memops.as_ref().map(Vec::len), "copies and sets"),
-                (data.api.as_ref().map(Vec::len), "API calls"),
-                (data.nvtx.as_ref().map(Vec::len), "NVTX ranges"),
-                (data.osrt.as_ref().map(Vec::len), "OS runtime calls"),
-                (
-                    data.um_faults.as_ref().map(Vec::len),
-                    "unified-memory faults",
-                ),
-            ] {
-                if let Some(n) = n {
-                    parts.push(format!("{n} {what}"));
-                }
-            }
-            if !parts.is_empty() {
-                writeln!(err, "rprof: {file}: {}", parts.join(", "))?;
-            }
-            for (why, n) in &data.dropped {
-                writeln!(err, "rprof: {file}: skipped {n} {why}")?;
-            }
-            for n in &data.notes {
-                writeln!(err, "rprof: {file}: note: {}", render::escape_controls(n))?;
-            }
+            write_read(&mut err, &file, &data)?;
         }
         let view = View::new(&data, window.as_ref());
         if parquet {
@@ -374,6 +352,41 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         writeln!(w)?;
     }
     w.finish()?;
+    Ok(())
+}
+
+/// What a read holds, on stderr: the tables and their rows (as in
+/// crate::diag), rows skipped and the reader's notes.
+fn write_read(
+    err: &mut impl Write,
+    file: &str,
+    data: &rprof_trace::model::StatsData,
+) -> std::io::Result<()> {
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (data.kernels.as_ref().map(Vec::len), "kernels"),
+        (data.memops.as_ref().map(Vec::len), "copies and sets"),
+        (data.api.as_ref().map(Vec::len), "API calls"),
+        (data.nvtx.as_ref().map(Vec::len), "NVTX ranges"),
+        (data.osrt.as_ref().map(Vec::len), "OS runtime calls"),
+        (
+            data.um_faults.as_ref().map(Vec::len),
+            "unified-memory faults",
+        ),
+    ] {
+        if let Some(n) = n {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    if !parts.is_empty() {
+        writeln!(err, "rprof: {file}: {}", parts.join(", "))?;
+    }
+    for (why, n) in &data.dropped {
+        writeln!(err, "rprof: {file}: skipped {n} {why}")?;
+    }
+    for n in &data.notes {
+        writeln!(err, "rprof: {file}: note: {}", render::escape_controls(n))?;
+    }
     Ok(())
 }
 
