@@ -28,7 +28,7 @@ use rprof_report::summary::{self, Key, Summarizer};
 use rprof_report::{ColumnList, Format, Printer, Row};
 use rprof_trace::attribute;
 use rprof_trace::build::{self, BuildOptions};
-use rprof_trace::model::{Line, Record, read_line};
+use rprof_trace::model::{Kernels, Line, read_line};
 use rprof_trace::model::{markers, pylit, stock};
 use rprof_trace::read::{self, ReadOptions};
 
@@ -216,7 +216,7 @@ fn campaign(
 }
 
 /// Everything the commands do with records, in process.
-fn consume_records(recs: &[Record<'_>], compat: bool) {
+fn consume_records(recs: &Kernels<'_>, compat: bool) {
     let mode = if compat { Mode::Apex } else { Mode::Fixed };
     let mut models = Models::with_mode(mode);
     let resolved = models.resolve(recs);
@@ -263,6 +263,7 @@ fn consume_records(recs: &[Record<'_>], compat: bool) {
     let _ = gpu.write(Vec::new(), "fuzz");
     // round trips: what parse writes, prof reads back
     for r in recs {
+        let r = r.to_record();
         let mut buf = Vec::new();
         r.write_json(&mut buf);
         let line = std::str::from_utf8(&buf).expect("records are UTF-8");
@@ -576,7 +577,7 @@ fn record_seeds() -> Vec<Vec<u8>> {
     build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
         for r in recs.iter().take(20) {
             let mut buf = Vec::new();
-            r.write_json(&mut buf);
+            r.to_record().write_json(&mut buf);
             seeds.push(buf);
         }
         rprof_trace::Result::Ok(())
@@ -587,10 +588,10 @@ fn record_seeds() -> Vec<Vec<u8>> {
 
 fn records_exec(bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
-    let mut recs = Vec::new();
+    let mut recs = Kernels::new();
     for line in text.lines() {
         if let Ok(Line::Record(r)) = read_line(line) {
-            recs.push(*r);
+            recs.push_record(*r);
         }
     }
     consume_records(&recs, bytes.len() % 2 == 1);

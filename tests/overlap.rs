@@ -55,7 +55,10 @@ fn overlapped_build_gives_the_same_records_in_order() {
 
     let mut plain: Vec<String> = Vec::new();
     let plain_stats = build::build(&trace, &enclosing, BuildOptions::default(), |recs| {
-        plain.extend(recs.iter().map(|r| serde_json::to_string(r).unwrap()));
+        plain.extend(
+            recs.iter()
+                .map(|r| serde_json::to_string(&r.to_record()).unwrap()),
+        );
         rprof_trace::Result::Ok(())
     })
     .unwrap();
@@ -79,7 +82,10 @@ fn overlapped_build_gives_the_same_records_in_order() {
             assert_eq!(before, overlapped.len());
             assert_eq!(len, recs.len());
             chunks += 1;
-            overlapped.extend(recs.iter().map(|r| serde_json::to_string(r).unwrap()));
+            overlapped.extend(
+                recs.iter()
+                    .map(|r| serde_json::to_string(&r.to_record()).unwrap()),
+            );
             rprof_trace::Result::Ok(())
         },
     )

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rprof_ops::{Engine, Mode, Num, Outcome, decode_first_marker, estimate_kernel};
 use rprof_testkit::OpTimeline;
-use rprof_trace::model::{Line, Record, read_line};
+use rprof_trace::model::{Kernels, Line, read_line};
 
 use crate::util::{fixture, rprof, run};
 
@@ -640,7 +640,7 @@ struct Seen {
 /// Run the default mode on records through the library; `strip` drops the
 /// PyProf markers first (the stock path alone).
 fn read(records: &str, strip: bool) -> (Shares, Vec<Seen>) {
-    let recs: Vec<Record<'_>> = records
+    let recs: Kernels<'_> = records
         .lines()
         .filter_map(|l| match read_line(l).unwrap() {
             Line::Record(mut r) => {
@@ -893,18 +893,17 @@ fn typed_markers_equal_their_text(path: &Path) -> (usize, usize, usize) {
     let mut with = Engine::new(Mode::Fixed);
     let mut without = Engine::new(Mode::Fixed);
     build::build(&trace, &enclosing, opts, |recs| {
-        for t in recs {
-            let p = Record {
-                stack_stock: Default::default(),
-                ..t.clone()
-            };
+        // the same rows read back from their records: no decoding, text
+        let back = Kernels::from_records(recs.iter().map(|t| t.to_record()));
+        for (t, p) in recs.iter().zip(&back) {
             records += 1;
-            entries += t.stack.len();
-            if t.stack_stock.len() == t.stack.len() {
-                typed += t.stack.len();
+            entries += t.stack().len();
+            if t.context_of().stack_stock.len() == t.stack().len() {
+                typed += t.stack().len();
             }
+            assert_eq!(p.context_of().stack_stock.len(), 0);
             let at = |i: usize| format!("{}: record {records}, entry {i}", path.display());
-            for i in 0..=t.stack.len() {
+            for i in 0..=t.stack().len() {
                 assert_eq!(t.stack_head(i), p.stack_head(i), "{}", at(i));
                 assert_eq!(*t.stack_marker(i), *p.stack_marker(i), "{}", at(i));
                 assert_eq!(t.stack_has_sizes(i), p.stack_has_sizes(i), "{}", at(i));
@@ -917,11 +916,11 @@ fn typed_markers_equal_their_text(path: &Path) -> (usize, usize, usize) {
             }
             let (rt, rp) = (
                 with.resolve(t, decode_first_marker(t)),
-                without.resolve(&p, decode_first_marker(&p)),
+                without.resolve(p, decode_first_marker(p)),
             );
             assert_eq!(
                 format!("{:?}", estimate_kernel(t, &rt, Mode::Fixed)),
-                format!("{:?}", estimate_kernel(&p, &rp, Mode::Fixed)),
+                format!("{:?}", estimate_kernel(p, &rp, Mode::Fixed)),
                 "{}",
                 at(0)
             );

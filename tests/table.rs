@@ -68,7 +68,10 @@ fn table_json_is_serde_of_its_records_and_the_build_records() {
                 // the records every other command consumes, one line each
                 let mut want: Vec<String> = Vec::new();
                 let plain = build::build(&trace, &enclosing, opts, |recs| {
-                    want.extend(recs.iter().map(|r| serde_json::to_string(r).unwrap()));
+                    want.extend(
+                        recs.iter()
+                            .map(|r| serde_json::to_string(&r.to_record()).unwrap()),
+                    );
                     rprof_trace::Result::Ok(())
                 });
                 let mut got_json: Vec<u8> = Vec::new();

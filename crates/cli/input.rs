@@ -11,7 +11,7 @@ use anyhow::{Context, anyhow};
 use rayon::prelude::*;
 use rprof_trace::build::{self, BuildOptions};
 use rprof_trace::model::{DeviceInfo, MemOp, Trace};
-use rprof_trace::model::{Line, Record, read_line};
+use rprof_trace::model::{KernelRow, Kernels, Line, RowLists, read_line};
 use rprof_trace::read::{self, FileKind, ReadOptions};
 
 use crate::progress::{self, Phase};
@@ -254,7 +254,7 @@ pub struct Info {
 const MAX_DEVICES: usize = 4096;
 
 /// Add the device of each record not yet in `devices`.
-fn gather_devices(devices: &mut Vec<DeviceInfo>, recs: &[Record<'_>]) {
+fn gather_devices(devices: &mut Vec<DeviceInfo>, recs: &Kernels<'_>) {
     for r in recs {
         if devices.len() >= MAX_DEVICES {
             return;
@@ -283,7 +283,7 @@ fn gather_devices(devices: &mut Vec<DeviceInfo>, recs: &[Record<'_>]) {
 pub fn for_each_chunk(
     input: &Input,
     opts: Options,
-    each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
+    each: impl FnMut(&Kernels<'_>, &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     for_each_chunk_reading(input, opts, Ranges::Read, each)
 }
@@ -304,7 +304,7 @@ pub fn for_each_chunk_reading(
     input: &Input,
     opts: Options,
     ranges: Ranges,
-    mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
+    mut each: impl FnMut(&Kernels<'_>, &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     for_each_chunk_prepared(
         input,
@@ -332,8 +332,8 @@ pub fn for_each_chunk_prepared<T: Send>(
     input: &Input,
     opts: Options,
     ranges: Ranges,
-    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
-    mut each: impl FnMut(&[Record<'_>], T, &Info) -> anyhow::Result<()>,
+    mut prepare: impl FnMut(&Kernels<'_>) -> T + Send,
+    mut each: impl FnMut(&Kernels<'_>, T, &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     match input {
         Input::Profile(path) => {
@@ -420,7 +420,7 @@ const PARQUET_BATCH: usize = 64 << 10;
 fn parquet_records(
     path: &Path,
     opts: Options,
-    mut each: impl FnMut(&[Record<'_>], &Info) -> anyhow::Result<()>,
+    mut each: impl FnMut(&Kernels<'_>, &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let name = spool::name(path);
@@ -474,10 +474,10 @@ fn parquet_records(
             rprof_report::records::read::json_lines(&batch).map_err(|e| anyhow!("{name}: {e}"))?;
         let parsed: Vec<Result<Line<'_>, String>> =
             lines.par_iter().map(|l| read_line(l)).collect();
-        let mut recs = Vec::with_capacity(parsed.len());
+        let mut recs = Kernels::with_capacity(parsed.len());
         for (i, p) in parsed.into_iter().enumerate() {
             match p {
-                Ok(Line::Record(rec)) => recs.push(*rec),
+                Ok(Line::Record(rec)) => recs.push_record(*rec),
                 Ok(_) => {}
                 Err(msg) => anyhow::bail!("{name}: row {}: {msg}", row + i as u64 + 1),
             }
@@ -691,7 +691,7 @@ self_cell::self_cell!(
 
 /// What the lines of a block hold.
 struct Parsed<'a> {
-    recs: Vec<Record<'a>>,
+    recs: Kernels<'a>,
     /// The first header line (a version 1 file's device table).
     header: Option<rprof_trace::model::Header>,
     /// Lines in the block.
@@ -699,6 +699,16 @@ struct Parsed<'a> {
     /// The first line that does not read: its index in the block, and why.
     /// The lines after it are not read.
     error: Option<(usize, String)>,
+}
+
+/// A line of a record file, read. Rows are not boxed: the block's lines
+/// are held in one vector, and a box per line would be an allocation more
+/// per kernel.
+#[allow(clippy::large_enum_variant)]
+enum Item<'a> {
+    Blank,
+    Header(rprof_trace::model::Header),
+    Row(KernelRow<'a>, RowLists<'a>),
 }
 
 /// Read the lines of `block` in parallel (after a byte-order mark when
@@ -718,29 +728,48 @@ fn parse_block(block: &[u8], bom: bool) -> Parsed<'_> {
     if start < block.len() {
         lines.push(&block[start..]);
     }
-    let parsed: Vec<Result<Line<'_>, String>> = lines
+    // each line read and split into its row and lists in parallel, and
+    // whether its lists are those of the line before (parallel too), so
+    // that the one sequential pass only places each row in the table
+    let parsed: Vec<Result<Item<'_>, String>> = lines
         .par_iter()
         .map(|l| {
             let l = std::str::from_utf8(l)
                 .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))?;
-            read_line(l)
+            Ok(match read_line(l)? {
+                Line::Blank => Item::Blank,
+                Line::Header(h) => Item::Header(h),
+                Line::Record(rec) => {
+                    let (row, lists) = KernelRow::split(*rec);
+                    Item::Row(row, lists)
+                }
+            })
         })
         .collect();
+    let same: Vec<bool> = (0..parsed.len())
+        .into_par_iter()
+        .map(
+            |i| match (i.checked_sub(1).map(|j| &parsed[j]), &parsed[i]) {
+                (Some(Ok(Item::Row(_, a))), Ok(Item::Row(_, b))) => a.same_as(b),
+                _ => false,
+            },
+        )
+        .collect();
     let mut out = Parsed {
-        recs: Vec::with_capacity(parsed.len()),
+        recs: Kernels::with_capacity(parsed.len()),
         header: None,
         lines: lines.len() as u64,
         error: None,
     };
-    for (i, p) in parsed.into_iter().enumerate() {
+    for (i, (p, same)) in parsed.into_iter().zip(same).enumerate() {
         match p {
-            Ok(Line::Blank) => {}
-            Ok(Line::Header(h)) => {
+            Ok(Item::Blank) => {}
+            Ok(Item::Header(h)) => {
                 if out.header.is_none() {
                     out.header = Some(h);
                 }
             }
-            Ok(Line::Record(rec)) => out.recs.push(*rec),
+            Ok(Item::Row(row, lists)) => out.recs.push_split(row, lists, same),
             Err(msg) => {
                 out.error = Some((i, msg));
                 break;
@@ -816,8 +845,8 @@ fn records<T: Send>(
     name: String,
     path: Option<&Path>,
     opts: Options,
-    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
-    mut each: impl FnMut(&[Record<'_>], T, &Info) -> anyhow::Result<()>,
+    mut prepare: impl FnMut(&Kernels<'_>) -> T + Send,
+    mut each: impl FnMut(&Kernels<'_>, T, &Info) -> anyhow::Result<()>,
 ) -> anyhow::Result<Info> {
     let on = progress::enabled(opts.quiet, opts.streams);
     let phase = match path

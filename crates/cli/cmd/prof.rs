@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use rprof_ops::{KernelEstimate, Mode, Resolved, Summary, estimate_kernel};
 use rprof_report::model::Models;
 use rprof_report::{ColumnList, DEFAULT_COLUMNS, Format, Printer, Row};
-use rprof_trace::model::Record;
+use rprof_trace::model::KernelRef;
 
 use crate::input::{self, Input};
 use crate::out::{self, UsageError};
@@ -150,7 +150,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
         input::Ranges::Read,
         |recs| models.resolve(recs),
         |recs, resolved, _| {
-            let items: Vec<(u64, &Record<'_>, Resolved)> = recs
+            let items: Vec<(u64, KernelRef<'_, '_>, Resolved)> = recs
                 .iter()
                 .zip(resolved)
                 .map(|(rec, res)| {
@@ -166,8 +166,8 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
                     let mut p = printer(part.len() * 128).map_err(io::Error::other)?;
                     let mut estimates = Vec::with_capacity(part.len());
                     for (i, rec, res) in part {
-                        let k = estimate_kernel(rec, res, mode);
-                        p.write_row(&Row::new(*i, rec, &k, args.compat))?;
+                        let k = estimate_kernel(*rec, res, mode);
+                        p.write_row(&Row::new(*i, *rec, &k, args.compat))?;
                         estimates.push(k);
                     }
                     Ok((p.into_inner()?, estimates))

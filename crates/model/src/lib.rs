@@ -30,6 +30,7 @@
 
 mod interval;
 mod job;
+mod kernels;
 pub mod markers;
 mod mempool;
 pub mod pylit;
@@ -43,9 +44,12 @@ mod trace;
 
 pub use interval::Intervals;
 pub use job::{ClockOrigin, DistInfo, RankCandidate, RankId, RankSource, assign_ranks};
+pub use kernels::{
+    Context, Iter, KernelRef, KernelRow, Kernels, RowLists, StackStock, Sym, SymList, Symbols, Syms,
+};
 pub use mempool::{MemPoolEvent, PoolOp};
 pub use record::{
-    DICT_MINOR, DICT_VERSION, Dir, Direction, Header, Line, Record, Shared, StackJson, StackStock,
+    DICT_MINOR, DICT_VERSION, Dir, Direction, Header, Line, Record, Shared, StackJson,
     push_json_str, read_line, read_sidecar, sidecar_path, write_markers_json, write_ops_json,
     write_seq_json, write_stack_json,
 };

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use rprof_model::FastMap;
 
-use rprof_model::Record;
+use rprof_model::{KernelRef, SymList};
 
 use crate::marker::Marker;
 
@@ -54,33 +54,33 @@ pub struct FpropIndex {
 /// Most distinct forward contents [`FpropIndex`] shares at once.
 const SHARED_CAP: usize = 1 << 14;
 
-fn same(a: &[String], b: &[std::borrow::Cow<'_, str>]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+fn same(a: &[String], b: SymList<'_>) -> bool {
+    a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x == y)
 }
 
 /// `f` holds what `rec` (with decoded first marker `marker`) would give.
-fn holds(f: &Fprop, rec: &Record<'_>, marker: Option<&Arc<Marker>>) -> bool {
-    f.has_marker != rec.marker.is_empty() // i.e. both have markers or neither
+fn holds(f: &Fprop, rec: KernelRef<'_, '_>, marker: Option<&Arc<Marker>>) -> bool {
+    f.has_marker != rec.marker().is_empty() // i.e. both have markers or neither
         && match (&f.marker, marker) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
             (None, None) => true,
             _ => false,
         }
-        && same(&f.module, &rec.mod_)
-        && same(&f.op, &rec.op)
-        && same(&f.layer, &rec.layer)
-        && same(&f.trace, &rec.trace)
+        && same(&f.module, rec.module())
+        && same(&f.op, rec.op())
+        && same(&f.layer, rec.layer())
+        && same(&f.trace, rec.trace())
 }
 
 /// A hash of what [`holds`] compares (the marker by its op only).
-fn content_hash(b: &impl BuildHasher, rec: &Record<'_>, marker: Option<&Arc<Marker>>) -> u64 {
+fn content_hash(b: &impl BuildHasher, rec: KernelRef<'_, '_>, marker: Option<&Arc<Marker>>) -> u64 {
     let mut h = b.build_hasher();
-    rec.marker.is_empty().hash(&mut h);
+    rec.marker().is_empty().hash(&mut h);
     marker.map(|m| (&m.module, &m.op)).hash(&mut h);
-    for list in [&rec.mod_, &rec.op, &rec.layer, &rec.trace] {
+    for list in [rec.module(), rec.op(), rec.layer(), rec.trace()] {
         list.len().hash(&mut h);
-        for s in list {
-            s.as_ref().hash(&mut h);
+        for s in list.iter() {
+            s.hash(&mut h);
         }
     }
     h.finish()
@@ -94,12 +94,12 @@ impl FpropIndex {
 
     /// Record a kernel (call for every kernel, in input order). Only
     /// forward kernels with sequence ids are kept.
-    pub fn observe(&mut self, rec: &Record<'_>, marker: Option<&Arc<Marker>>) {
+    pub fn observe(&mut self, rec: KernelRef<'_, '_>, marker: Option<&Arc<Marker>>) {
         if !rec.dir.is_fprop() || (rec.seq_id.is_empty() && rec.alt_seq_id.is_empty()) {
             return;
         }
-        fn own(v: &[std::borrow::Cow<'_, str>]) -> Vec<String> {
-            v.iter().map(|s| s.to_string()).collect()
+        fn own(v: SymList<'_>) -> Vec<String> {
+            v.iter().map(str::to_owned).collect()
         }
         // the entry is shared by reference counts that the thread running
         // the models also touches (through `Resolved::from`): every count
@@ -112,12 +112,12 @@ impl FpropIndex {
                 Some(f) => Arc::clone(f),
                 None => {
                     let f = Arc::new(Fprop {
-                        has_marker: !rec.marker.is_empty(),
+                        has_marker: !rec.marker().is_empty(),
                         marker: marker.cloned(),
-                        module: own(&rec.mod_),
-                        op: own(&rec.op),
-                        layer: own(&rec.layer),
-                        trace: own(&rec.trace),
+                        module: own(rec.module()),
+                        op: own(rec.op()),
+                        layer: own(rec.layer()),
+                        trace: own(rec.trace()),
                     });
                     if self.shared.len() >= SHARED_CAP {
                         self.shared.clear();
@@ -170,7 +170,15 @@ impl FpropIndex {
 mod tests {
     use std::borrow::Cow;
 
+    use rprof_model::{Kernels, Record};
+
     use super::*;
+
+    /// `idx.observe` of `r` read back as a row.
+    fn see(idx: &mut FpropIndex, r: &Record<'static>) {
+        let k = Kernels::from_records([r.clone()]);
+        idx.observe(k.get(0).expect("one row"), None);
+    }
 
     fn rec(dir: &'static str, seq: &[i64], alt: &[i64], op: &'static str) -> Record<'static> {
         Record {
@@ -206,7 +214,7 @@ mod tests {
         let mut idx = FpropIndex::new();
         let mut seen = Vec::new();
         for k in &ks {
-            idx.observe(k, None);
+            see(&mut idx, k);
             seen.push(k.clone());
             for s in 9..14 {
                 assert_eq!(
@@ -228,7 +236,7 @@ mod tests {
         ];
         let mut idx = FpropIndex::new();
         for k in &ks {
-            idx.observe(k, None);
+            see(&mut idx, k);
         }
         let get = |idx: &FpropIndex, s| Arc::clone(idx.find(s).expect("indexed"));
         let (a1, b2, a3, a4, a7) = (
@@ -247,7 +255,7 @@ mod tests {
         // a different layer is a different entry
         let mut other = rec("fprop", &[5], &[], "a");
         other.layer = vec![Cow::Borrowed("L")];
-        idx.observe(&other, None);
+        see(&mut idx, &other);
         let l5 = get(&idx, 5);
         assert!(!Arc::ptr_eq(&a1, &l5));
         assert_eq!(l5.layer, ["L"]);
@@ -265,7 +273,7 @@ mod tests {
             for (n, (fwd, seq, alt)) in ks.iter().enumerate() {
                 let mut r = rec(if *fwd { "fprop" } else { "bprop" }, seq, alt, "x");
                 r.op = vec![Cow::Owned(n.to_string())];
-                idx.observe(&r, None);
+                see(&mut idx, &r);
                 seen.push(r);
                 for s in 0..6 {
                     proptest::prop_assert_eq!(idx.find(s).map(|f| f.op[0].clone()), brute(&seen, s));

@@ -1,7 +1,8 @@
 //! rprof-ops: what each GPU kernel of a PyTorch run computes.
 //!
-//! Given the per-kernel records of `rprof parse` (PyProf's keys), this
-//! crate decodes PyProf's argument markers, finds the forward kernel a
+//! Given the attributed kernel table ([`rprof_model::Kernels`]: built from
+//! a profile, or a record file of `rprof parse` read back), this crate
+//! decodes PyProf's argument markers, finds the forward kernel a
 //! backward kernel belongs to, and runs PyProf's operator models: params,
 //! FLOPs, bytes and tensor-core use. No I/O.
 //!
@@ -24,14 +25,16 @@
 //!
 //! ```
 //! use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
-//! use rprof_model::{Line, read_line};
+//! use rprof_model::{Kernels, Line, read_line};
 //!
 //! let line = r#"{'kShortName': 'volta_sgemm_128x64_nn', 'kDuration': 10, 'layer': [], 'trace': [], 'reprMarkers': [], 'marker': ["{'mod': 'torch', 'op': 'mm', 'args': [{'name': '', 'type': 'tensor', 'shape': (64, 256), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (256, 128), 'dtype': 'float32'}]}"], 'seqMarker': [], 'seqId': [], 'subSeqId': 0, 'altSeqId': [], 'dir': 'fprop', 'mod': ['torch'], 'op': ['mm'], 'tid': 1, 'device': 0, 'stream': 7, 'grid': (2, 1, 1), 'block': (256, 1, 1), 'kLongName': 'volta_sgemm_128x64_nn'}"#;
 //! let Ok(Line::Record(rec)) = read_line(line) else { panic!() };
+//! let table = Kernels::from_records([*rec]);
+//! let Some(row) = table.get(0) else { panic!() };
 //! let mut engine = Engine::new(Mode::Fixed);
-//! let marker = decode_first_marker(&rec);
-//! let resolved = engine.resolve(&rec, marker);
-//! let k = estimate_kernel(&rec, &resolved, Mode::Fixed);
+//! let marker = decode_first_marker(row);
+//! let resolved = engine.resolve(row, marker);
+//! let k = estimate_kernel(row, &resolved, Mode::Fixed);
 //! assert_eq!(k.estimate.params, "M=128,N=64,K=256,fp32,");
 //! assert_eq!(k.estimate.flops.map(|f| f.to_string()).as_deref(), Some("4194304"));
 //! ```
@@ -54,7 +57,7 @@ mod tc;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use rprof_model::Record;
+use rprof_model::{KernelRef, SymList};
 
 pub use crate::call::{Direction, Kernel, OpCall};
 pub use crate::dtype::Dtype;
@@ -73,13 +76,13 @@ pub fn estimate_call(module: &str, op: &str, call: &OpCall<'_>, mode: Mode) -> E
     rules::run(table::dispatch(module, op, mode.is_apex()), call, mode)
 }
 
-/// A record's first argument marker (the one PyProf's models read): as the
+/// A kernel's first argument marker (the one PyProf's models read): as the
 /// build decoded it, else decoded from its text.
-pub fn decode_first_marker(rec: &Record<'_>) -> Option<Arc<Marker>> {
-    if let Some(m) = &rec.first_marker {
+pub fn decode_first_marker(rec: KernelRef<'_, '_>) -> Option<Arc<Marker>> {
+    if let Some(m) = rec.first_marker() {
         return Some(Arc::clone(m));
     }
-    rec.marker
+    rec.marker()
         .first()
         .and_then(|m| decode_marker(m))
         .map(Arc::new)
@@ -93,7 +96,7 @@ pub struct Engine {
     stock: stock::State,
 }
 
-/// A record's markers after the backward lookup.
+/// A kernel's markers after the backward lookup.
 #[derive(Clone, Debug, Default)]
 pub struct Resolved {
     /// The forward kernel a backward kernel borrowed from.
@@ -103,7 +106,7 @@ pub struct Resolved {
     /// `--compat`: apex.pyprof aborts before any model (a backward kernel
     /// without sequence id or sequence markers).
     pub abort: Option<Cow<'static, str>>,
-    /// Default mode: the record is costed from stock PyTorch markers
+    /// Default mode: the kernel is costed from stock PyTorch markers
     /// (its `stack`) rather than PyProf's (docs/stock.md).
     pub stock: Option<stock::StockRef>,
 }
@@ -123,10 +126,10 @@ impl Engine {
         self.mode
     }
 
-    /// PyProf's backward lookup for one record, and in the default mode
+    /// PyProf's backward lookup for one kernel, and in the default mode
     /// the sequential part of stock-marker costing; call in input order.
-    /// `marker` is [`decode_first_marker`] of the record.
-    pub fn resolve(&mut self, rec: &Record<'_>, marker: Option<Arc<Marker>>) -> Resolved {
+    /// `marker` is [`decode_first_marker`] of the kernel.
+    pub fn resolve(&mut self, rec: KernelRef<'_, '_>, marker: Option<Arc<Marker>>) -> Resolved {
         let mut out = Resolved {
             from: None,
             marker: marker.clone(),
@@ -136,9 +139,9 @@ impl Engine {
         if rec.dir.is_bprop() {
             if self.mode.is_apex() && rec.seq_id.is_empty() {
                 out.abort = Some("a backward kernel without a sequence id".into());
-            } else if self.mode.is_apex() && rec.seq_marker.is_empty() {
+            } else if self.mode.is_apex() && rec.seq_marker().is_empty() {
                 out.abort = Some("a backward kernel without sequence markers".into());
-            } else if rec.marker.is_empty()
+            } else if rec.marker().is_empty()
                 && let Some(f) = rec.seq_id.first().and_then(|s| self.index.find(*s))
             {
                 out.marker = f.marker.clone();
@@ -153,11 +156,12 @@ impl Engine {
     }
 }
 
-/// A list of strings from a record or from a borrowed forward kernel.
+/// A list of strings from a kernel's context or from a borrowed forward
+/// kernel.
 #[derive(Clone, Copy, Debug)]
 pub enum StrList<'a> {
-    /// The record's own.
-    Record(&'a [Cow<'a, str>]),
+    /// The kernel's own.
+    Row(SymList<'a>),
     /// The forward kernel's.
     Owned(&'a [String]),
 }
@@ -166,7 +170,7 @@ impl<'a> StrList<'a> {
     /// The strings.
     pub fn iter(&self) -> impl Iterator<Item = &'a str> + 'a {
         let (a, b) = match *self {
-            StrList::Record(v) => (Some(v.iter().map(|s| s.as_ref())), None),
+            StrList::Row(v) => (Some(v.iter()), None),
             StrList::Owned(v) => (None, Some(v.iter().map(String::as_str))),
         };
         a.into_iter().flatten().chain(b.into_iter().flatten())
@@ -180,7 +184,7 @@ impl<'a> StrList<'a> {
     /// The last string.
     pub fn last(&self) -> Option<&'a str> {
         match *self {
-            StrList::Record(v) => v.last().map(|s| s.as_ref()),
+            StrList::Row(v) => v.last(),
             StrList::Owned(v) => v.last().map(String::as_str),
         }
     }
@@ -188,13 +192,13 @@ impl<'a> StrList<'a> {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         match *self {
-            StrList::Record(v) => v.is_empty(),
+            StrList::Row(v) => v.is_empty(),
             StrList::Owned(v) => v.is_empty(),
         }
     }
 }
 
-/// Everything a printed row needs beyond the record itself.
+/// Everything a printed row needs beyond the kernel's own fields.
 #[derive(Clone, Debug)]
 pub struct KernelEstimate<'a> {
     /// The printed module: the first of the (own or borrowed) `mod` list,
@@ -218,7 +222,7 @@ pub struct KernelEstimate<'a> {
 /// and op and run the model; or the stock-marker model when
 /// [`Engine::resolve`] chose it. Pure; safe to run in parallel.
 pub fn estimate_kernel<'a>(
-    rec: &'a Record<'a>,
+    rec: KernelRef<'a, '_>,
     res: &'a Resolved,
     mode: Mode,
 ) -> KernelEstimate<'a> {
@@ -227,8 +231,8 @@ pub fn estimate_kernel<'a>(
         return KernelEstimate {
             module: s.module,
             op: s.op,
-            layer: StrList::Record(&rec.layer),
-            trace: StrList::Record(&rec.trace),
+            layer: StrList::Row(rec.layer()),
+            trace: StrList::Row(rec.trace()),
             estimate: s.estimate,
             anchor: s.anchor,
         };
@@ -241,10 +245,10 @@ pub fn estimate_kernel<'a>(
             StrList::Owned(&f.trace),
         ),
         None => (
-            StrList::Record(&rec.mod_),
-            StrList::Record(&rec.op),
-            StrList::Record(&rec.layer),
-            StrList::Record(&rec.trace),
+            StrList::Row(rec.module()),
+            StrList::Row(rec.op()),
+            StrList::Row(rec.layer()),
+            StrList::Row(rec.trace()),
         ),
     };
     let module = mods.first().unwrap_or("");

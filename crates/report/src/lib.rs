@@ -68,7 +68,7 @@ pub use select::{ColumnList, SelectError};
 mod tests {
     use std::borrow::Cow;
 
-    use rprof_model::Record;
+    use rprof_model::{Kernels, Record};
     use rprof_ops::{Engine, Mode, decode_first_marker, estimate_kernel};
 
     use super::*;
@@ -90,7 +90,9 @@ mod tests {
         }
     }
 
-    fn print(rec: &Record<'_>, cols: &str, format: Format, compat: bool) -> String {
+    fn print(rec: &Record<'static>, cols: &str, format: Format, compat: bool) -> String {
+        let ks = Kernels::from_records([rec.clone()]);
+        let rec = ks.get(0).expect("one row");
         let mode = if compat { Mode::Apex } else { Mode::Fixed };
         let mut e = Engine::new(mode);
         let res = e.resolve(rec, decode_first_marker(rec));

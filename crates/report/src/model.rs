@@ -1,4 +1,4 @@
-//! What the op models say about each record, for the reports that
+//! What the op models say about each kernel, for the reports that
 //! aggregate (`summary`, `gpu`, `export`): op, FLOPs, bytes, tensor cores.
 //!
 //! The flow of `rprof prof`, shared with them: first markers decoded
@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use rprof_model::Record;
+use rprof_model::{KernelRef, Kernels};
 use rprof_ops::{
     Engine, Estimate, KernelEstimate, Marker, MarkerCache, Mode, Outcome, Resolved, decode_marker,
     estimate_kernel,
@@ -46,34 +46,32 @@ impl Models {
 
     /// [`Models::resolve`] when `on`, else nothing (a report run without
     /// the models).
-    pub fn resolve_if(&mut self, on: bool, recs: &[Record<'_>]) -> Vec<Resolved> {
-        if on { self.resolve(recs) } else { Vec::new() }
+    pub fn resolve_if(&mut self, on: bool, ks: &Kernels<'_>) -> Vec<Resolved> {
+        if on { self.resolve(ks) } else { Vec::new() }
     }
 
-    /// Decode the first marker of each record and run the backward lookup;
-    /// call with the chunks in input order.
-    pub fn resolve(&mut self, recs: &[Record<'_>]) -> Vec<Resolved> {
-        let mut markers: Vec<Option<Arc<Marker>>> = Vec::with_capacity(recs.len());
+    /// Decode the first marker of each context of the chunk (the build's
+    /// decoding, else through the cache, misses in parallel) and run the
+    /// backward lookup on each row; call with the chunks in input order.
+    pub fn resolve(&mut self, ks: &Kernels<'_>) -> Vec<Resolved> {
+        let contexts = ks.contexts();
+        let mut markers: Vec<Option<Arc<Marker>>> = vec![None; contexts.len()];
         let mut misses = Vec::new();
-        for (i, r) in recs.iter().enumerate() {
-            // decoded by the build (a profile), else through the cache
-            if let Some(m) = &r.first_marker {
-                markers.push(Some(Arc::clone(m)));
+        for (i, c) in contexts.iter().enumerate() {
+            if let Some(m) = &c.first_marker {
+                markers[i] = Some(Arc::clone(m));
                 continue;
             }
-            match r.marker.first().map(|t| self.cache.get(t)) {
-                None => markers.push(None),
-                Some(Some(m)) => markers.push(m),
-                Some(None) => {
-                    markers.push(None);
-                    misses.push(i);
-                }
+            match c.marker.first().map(|t| self.cache.get(t)) {
+                None => {}
+                Some(Some(m)) => markers[i] = m,
+                Some(None) => misses.push(i),
             }
         }
         let decoded: Vec<Option<Arc<Marker>>> = misses
             .par_iter()
             .map(|&i| {
-                recs[i]
+                contexts[i]
                     .marker
                     .first()
                     .and_then(|t| decode_marker(t))
@@ -81,14 +79,16 @@ impl Models {
             })
             .collect();
         for (&i, m) in misses.iter().zip(decoded) {
-            if let Some(t) = recs[i].marker.first() {
+            if let Some(t) = contexts[i].marker.first() {
                 self.cache.insert(t, m.clone());
             }
             markers[i] = m;
         }
-        recs.iter()
-            .zip(markers)
-            .map(|(rec, m)| self.engine.resolve(rec, m))
+        ks.iter()
+            .map(|r| {
+                let m = markers.get(r.ctx as usize).cloned().flatten();
+                self.engine.resolve(r, m)
+            })
             .collect()
     }
 }
@@ -96,22 +96,23 @@ impl Models {
 /// What the models say of a kernel they were not asked about (a report
 /// run without them): nothing, as for a kernel without a marker (FLOPs and
 /// bytes unknown).
-pub fn unmodelled<'a>(r: &'a Record<'a>) -> KernelEstimate<'a> {
+pub fn unmodelled<'a>(r: KernelRef<'a, '_>) -> KernelEstimate<'a> {
     KernelEstimate {
         module: "",
         op: "",
-        layer: rprof_ops::StrList::Record(&r.layer),
-        trace: rprof_ops::StrList::Record(&r.trace),
+        layer: rprof_ops::StrList::Row(r.layer()),
+        trace: rprof_ops::StrList::Row(r.trace()),
         estimate: Estimate::no_marker(),
         anchor: "",
     }
 }
 
 /// Run the models on a chunk (in parallel; results in input order).
-pub fn estimate<'a>(recs: &'a [Record<'a>], resolved: &'a [Resolved]) -> Vec<KernelEstimate<'a>> {
-    recs.par_iter()
+pub fn estimate<'a>(ks: &'a Kernels<'_>, resolved: &'a [Resolved]) -> Vec<KernelEstimate<'a>> {
+    ks.rows()
+        .par_iter()
         .zip(resolved.par_iter())
-        .map(|(rec, res)| estimate_kernel(rec, res, Mode::Fixed))
+        .map(|(row, res)| estimate_kernel(ks.at(row), res, Mode::Fixed))
         .collect()
 }
 

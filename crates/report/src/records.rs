@@ -1,7 +1,7 @@
 //! Per-kernel records as Parquet columns: the same names and values as the
 //! JSON Lines records (docs/records.md), one typed nullable column per key.
 
-use rprof_model::Record;
+use rprof_model::{KernelRef, Kernels};
 
 use crate::parquet::{ColumnType, Values};
 
@@ -56,68 +56,67 @@ pub const COLUMNS: &[(&str, ColumnType)] = &[
     ("kinetoOccupancy", ColumnType::Float64),
 ];
 
-fn strs<'a>(recs: &[Record<'a>], f: impl for<'r> Fn(&'r Record<'a>) -> &'r str) -> Values {
-    Values::Utf8(recs.iter().map(|r| Some(f(r).to_owned())).collect())
+fn strs(recs: &Kernels<'_>, f: impl Fn(KernelRef<'_, '_>) -> String) -> Values {
+    Values::Utf8(recs.iter().map(|r| Some(f(r))).collect())
 }
 
-fn opt_str<'a>(
-    recs: &[Record<'a>],
-    f: impl for<'r> Fn(&'r Record<'a>) -> Option<&'r str>,
-) -> Values {
-    Values::Utf8(recs.iter().map(|r| f(r).map(str::to_owned)).collect())
+fn opt_str(recs: &Kernels<'_>, f: impl Fn(KernelRef<'_, '_>) -> Option<String>) -> Values {
+    Values::Utf8(recs.iter().map(f).collect())
 }
 
-fn list<'a>(
-    recs: &[Record<'a>],
-    f: impl for<'r> Fn(&'r Record<'a>) -> &'r [std::borrow::Cow<'a, str>],
-) -> Values {
-    Values::ListUtf8(
-        recs.iter()
-            .map(|r| f(r).iter().map(|s| s.to_string()).collect())
-            .collect(),
-    )
+fn list(recs: &Kernels<'_>, f: impl Fn(KernelRef<'_, '_>) -> Vec<String>) -> Values {
+    Values::ListUtf8(recs.iter().map(f).collect())
 }
 
-fn ints(recs: &[Record<'_>], f: impl Fn(&Record<'_>) -> Vec<i64>) -> Values {
+fn texts(v: &[std::borrow::Cow<'_, str>]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn syms(v: rprof_model::SymList<'_>) -> Vec<String> {
+    v.iter().map(str::to_owned).collect()
+}
+
+fn ints(recs: &Kernels<'_>, f: impl Fn(KernelRef<'_, '_>) -> Vec<i64>) -> Values {
     Values::ListInt64(recs.iter().map(f).collect())
 }
 
-fn int(recs: &[Record<'_>], f: impl Fn(&Record<'_>) -> Option<i64>) -> Values {
+fn int(recs: &Kernels<'_>, f: impl Fn(KernelRef<'_, '_>) -> Option<i64>) -> Values {
     Values::Int64(recs.iter().map(f).collect())
 }
 
-fn float(recs: &[Record<'_>], f: impl Fn(&Record<'_>) -> Option<f64>) -> Values {
+fn float(recs: &Kernels<'_>, f: impl Fn(KernelRef<'_, '_>) -> Option<f64>) -> Values {
     Values::Float64(recs.iter().map(f).collect())
 }
 
-/// The columns of a batch of records, in [`COLUMNS`] order.
-pub fn columns(recs: &[Record<'_>]) -> Vec<Values> {
+/// The columns of a chunk of the kernel table as records, in [`COLUMNS`]
+/// order.
+pub fn columns(recs: &Kernels<'_>) -> Vec<Values> {
     vec![
-        strs(recs, |r| &r.short_name),
+        strs(recs, |r| r.short_name.to_string()),
         int(recs, |r| Some(r.duration_ns)),
-        list(recs, |r| &r.layer),
-        list(recs, |r| &r.trace),
-        list(recs, |r| &r.repr_markers),
-        list(recs, |r| &r.marker),
-        list(recs, |r| &r.seq_marker),
+        list(recs, |r| syms(r.layer())),
+        list(recs, |r| syms(r.trace())),
+        list(recs, |r| texts(r.repr_markers())),
+        list(recs, |r| texts(r.marker())),
+        list(recs, |r| texts(r.seq_marker())),
         ints(recs, |r| r.seq_id.clone()),
         int(recs, |r| Some(r.sub_seq_id)),
         ints(recs, |r| r.alt_seq_id.clone()),
-        strs(recs, |r| r.dir.as_str()),
-        list(recs, |r| &r.mod_),
-        list(recs, |r| &r.op),
+        strs(recs, |r| r.dir.as_str().to_owned()),
+        list(recs, |r| syms(r.module())),
+        list(recs, |r| syms(r.op())),
         Values::UInt64(recs.iter().map(|r| Some(r.tid)).collect()),
         int(recs, |r| Some(r.device)),
         int(recs, |r| Some(r.stream)),
         ints(recs, |r| r.grid.to_vec()),
         ints(recs, |r| r.block.to_vec()),
-        strs(recs, |r| &r.long_name),
+        strs(recs, |r| r.long_name.to_string()),
         int(recs, |r| r.start_ns),
         int(recs, |r| r.end_ns),
         int(recs, |r| r.launch_start_ns),
         int(recs, |r| r.launch_end_ns),
         Values::Bool(recs.iter().map(|r| Some(r.launched)).collect()),
-        opt_str(recs, |r| r.api.as_deref()),
+        opt_str(recs, |r| r.api.as_deref().map(str::to_owned)),
         Values::UInt64(recs.iter().map(|r| r.pid).collect()),
         int(recs, |r| r.correlation),
         int(recs, |r| r.context),
@@ -126,18 +125,22 @@ pub fn columns(recs: &[Record<'_>]) -> Vec<Values> {
         int(recs, |r| r.dynamic_smem_bytes),
         int(recs, |r| r.graph_id),
         int(recs, |r| r.graph_node_id),
-        opt_str(recs, |r| r.device_name.as_deref()),
+        opt_str(recs, |r| r.device_name.as_deref().map(str::to_owned)),
         int(recs, |r| r.sm_count),
         int(recs, |r| r.cc_major),
         int(recs, |r| r.cc_minor),
-        list(recs, |r| &r.stack),
-        list(recs, |r| &r.domains),
-        ints(recs, |r| r.stack_runs.clone()),
+        list(recs, |r| texts(r.stack())),
+        list(recs, |r| texts(r.domains())),
+        ints(recs, |r| r.context_of().stack_runs.clone()),
         ints(recs, |r| {
-            r.stack_names.iter().map(|&n| i64::from(n)).collect()
+            r.context_of()
+                .stack_names
+                .iter()
+                .map(|&n| i64::from(n))
+                .collect()
         }),
-        int(recs, |r| Some(r.stack_cut)),
-        int(recs, |r| Some(r.stack_cut_bytes)),
+        int(recs, |r| Some(r.stack_cut())),
+        int(recs, |r| Some(r.stack_cut_bytes())),
         Values::Bool(recs.iter().map(|r| Some(r.bad_time)).collect()),
         float(recs, |r| r.kineto_blocks_per_sm),
         float(recs, |r| r.kineto_warps_per_sm),

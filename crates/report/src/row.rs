@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use rprof_model::Record;
+use rprof_model::KernelRef;
 use rprof_ops::{KernelEstimate, Num, StrList, Tc};
 
 use crate::column::Column;
@@ -66,7 +66,13 @@ pub enum Value {
 impl<'a> Row<'a> {
     /// The row of record `idx`. With `compat == false`, an empty direction,
     /// module or op prints `na` (B17: PyProf computed that and dropped it).
-    pub fn new(idx: u64, rec: &'a Record<'a>, k: &'a KernelEstimate<'a>, compat: bool) -> Row<'a> {
+    pub fn new(
+        idx: u64,
+        rec: KernelRef<'a, '_>,
+        k: &'a KernelEstimate<'a>,
+        compat: bool,
+    ) -> Row<'a> {
+        let rec = rec.row();
         let na = |s: &'a str| if !compat && s.is_empty() { "na" } else { s };
         Row {
             idx,

@@ -16,7 +16,7 @@
 
 use std::io::{self, Write};
 
-use rprof_model::Record;
+use rprof_model::KernelRef;
 use rprof_ops::KernelEstimate;
 use serde::Serialize;
 
@@ -319,7 +319,7 @@ impl Summarizer {
     }
 
     /// Count one kernel.
-    pub fn add(&mut self, rec: &Record<'_>, est: &KernelEstimate<'_>) {
+    pub fn add(&mut self, rec: KernelRef<'_, '_>, est: &KernelEstimate<'_>) {
         let flops = known_flops(&est.estimate);
         let bytes = known_bytes(&est.estimate);
         let g = match self.key {
@@ -331,13 +331,13 @@ impl Summarizer {
                     Key::Op => est.op,
                     // one group per range or op name, not per call: stock
                     // PyTorch's fields (seq, op_id, sizes) differ per call
-                    Key::Nvtx => match rec.stack.len() {
+                    Key::Nvtx => match rec.stack().len() {
                         0 => "",
                         n => rec.stack_head(n - 1).name,
                     },
                     Key::OpShape => {
                         scratch.clear();
-                        if let Some(last) = rec.stack.len().checked_sub(1) {
+                        if let Some(last) = rec.stack().len().checked_sub(1) {
                             let m = rec.stack_marker(last);
                             push_op_shape(m.name, m.sizes.as_ref(), &mut scratch);
                         }
@@ -858,6 +858,8 @@ pub fn write_json<W: Write>(mut w: W, r: &SummaryReport) -> io::Result<()> {
 mod tests {
     use std::borrow::Cow;
 
+    use rprof_model::{Kernels, Record};
+
     use super::*;
     use crate::model::{Models, estimate};
 
@@ -872,11 +874,12 @@ mod tests {
     }
 
     fn run(recs: &[Record<'static>], key: Key, top: usize) -> SummaryReport {
+        let ks = Kernels::from_records(recs.iter().cloned());
         let mut m = Models::new();
-        let res = m.resolve(recs);
-        let est = estimate(recs, &res);
+        let res = m.resolve(&ks);
+        let est = estimate(&ks, &res);
         let mut s = Summarizer::new(key);
-        for (r, e) in recs.iter().zip(&est) {
+        for (r, e) in ks.iter().zip(&est) {
             s.add(r, e);
         }
         s.finish(top)

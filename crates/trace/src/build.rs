@@ -1,4 +1,4 @@
-//! From a [`Trace`] to PyProf-style [`Record`]s, in chunks.
+//! From a [`Trace`] to the attributed kernel table ([`Kernels`]), in chunks.
 //!
 //! ```text
 //! order kernels → (compat: emulate PyProf's marker deletion) →
@@ -17,7 +17,7 @@ use crate::markers::{self, Classified};
 use crate::model::StrRef;
 use crate::model::stock;
 use crate::model::{Kernel, Source, Trace};
-use crate::model::{Record, StackStock};
+use crate::model::{Kernels, StackStock};
 use crate::sequence::SeqState;
 
 mod table;
@@ -41,7 +41,7 @@ pub struct BuildOptions {
     /// as the commands reading a profile directly need).
     pub stack: crate::model::StackForm,
     /// Hand the op models each stack entry's stock marker decoded
-    /// (`Record::stack_stock`): each distinct range once per chunk, a
+    /// (`Context::stack_stock`): each distinct range once per chunk, a
     /// PyTorch-profiler operator's from its typed fields. For the commands
     /// that model the records they build; a record file has no use for it.
     pub typed_stock: bool,
@@ -174,7 +174,7 @@ pub fn build<E: From<Error>>(
     trace: &Trace,
     enclosing: &Enclosing,
     opts: BuildOptions,
-    mut emit: impl FnMut(&[Record<'_>]) -> std::result::Result<(), E>,
+    mut emit: impl FnMut(&Kernels<'_>) -> std::result::Result<(), E>,
 ) -> std::result::Result<BuildStats, E> {
     build_with(
         trace,
@@ -182,7 +182,7 @@ pub fn build<E: From<Error>>(
         opts,
         Stages::PLAIN,
         |_| (),
-        |c, ()| emit(&c.records),
+        |c, ()| emit(&c.kernels),
     )
 }
 
@@ -202,16 +202,16 @@ pub fn build_overlapped<T: Send, E: From<Error>>(
     trace: &Trace,
     enclosing: &Enclosing,
     opts: BuildOptions,
-    mut prepare: impl FnMut(&[Record<'_>]) -> T + Send,
-    mut emit: impl FnMut(&[Record<'_>], T) -> std::result::Result<(), E>,
+    mut prepare: impl FnMut(&Kernels<'_>) -> T + Send,
+    mut emit: impl FnMut(&Kernels<'_>, T) -> std::result::Result<(), E>,
 ) -> std::result::Result<BuildStats, E> {
     build_with(
         trace,
         enclosing,
         opts,
         Stages::OVERLAPPED,
-        |c| prepare(&c.records),
-        |c, prepared| emit(&c.records, prepared),
+        |c| prepare(&c.kernels),
+        |c, prepared| emit(&c.kernels, prepared),
     )
 }
 
@@ -245,7 +245,7 @@ pub fn build_tables_overlapped<E: From<Error>>(
 struct Stages {
     /// Build, prepare and emit on three threads.
     overlap: bool,
-    /// Make each row's [`Record`] (on the builder's thread).
+    /// Make the chunk's [`Kernels`] (on the builder's thread).
     records: bool,
 }
 
@@ -271,7 +271,7 @@ impl Stages {
 /// they were asked for.
 struct Chunk<'t> {
     table: Option<Table<'t>>,
-    records: Vec<Record<'t>>,
+    kernels: Kernels<'t>,
 }
 
 /// The key of a kernel's context in its chunk: its launch's stack node
@@ -521,12 +521,12 @@ fn build_with<'n, T: Send, E: From<Error>>(
         if stages.records {
             Chunk {
                 table: None,
-                records: table.into_records(),
+                kernels: table.into_kernels(),
             }
         } else {
             Chunk {
                 table: Some(table),
-                records: Vec::new(),
+                kernels: Kernels::new(),
             }
         }
     };

@@ -16,9 +16,10 @@
 //! let mut trace = read::read("net.sqlite".as_ref(), read::ReadOptions::default())?;
 //! let enclosing = attribute::attribute(&trace.launches, &mut trace.ranges);
 //! let mut out = Vec::new();
-//! build::build(&trace, &enclosing, build::BuildOptions::default(), |records| {
-//!     for r in records {
-//!         r.write_json(&mut out);
+//! build::build(&trace, &enclosing, build::BuildOptions::default(), |kernels| {
+//!     // a chunk of the attributed kernel table; each row as its record
+//!     for r in kernels {
+//!         r.to_record().write_json(&mut out);
 //!     }
 //!     rprof_trace::Result::Ok(())
 //! })?;

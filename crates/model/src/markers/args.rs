@@ -2,7 +2,7 @@
 //! (pyprof-semantics.md §2.5), decoded with the safe literal parser
 //! ([`pylit`]). Nothing is ever evaluated. The build decodes each one once,
 //! from the literal it parsed to classify it, and hands it to the op models
-//! with the record (`Record::first_marker`).
+//! in the kernel table (`Context::first_marker`).
 //!
 //! Decoding is tolerant: a marker that is not such a dict is "not a PyProf
 //! marker" (PyProf's `hasNVTX` is false), and an argument record with odd

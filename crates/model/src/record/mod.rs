@@ -34,7 +34,7 @@ mod json;
 mod line;
 mod pydict;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use dir::{Dir, Direction};
 pub use header::{DICT_MINOR, DICT_VERSION, Header, read_sidecar, sidecar_path};
@@ -74,12 +74,6 @@ pub struct Record<'a> {
     /// PyProf argument markers (raw text), outermost first.
     #[serde(default, borrow, deserialize_with = "borrowed_strs")]
     pub marker: Vec<Cow<'a, str>>,
-    /// The first of `marker`, decoded: set by the build, which parsed the
-    /// text to classify it, so that the op models do not parse it again.
-    /// Not written; a record read back has `None` and the models decode
-    /// the text.
-    #[serde(skip)]
-    pub first_marker: Option<std::sync::Arc<crate::markers::Marker>>,
     /// PyTorch sequence markers after dedupe, sort and prune.
     #[serde(
         rename = "seqMarker",
@@ -202,14 +196,6 @@ pub struct Record<'a> {
     /// only the fields after it.
     #[serde(rename = "stackNames", default)]
     pub stack_names: Vec<u32>,
-    /// The stock marker of each `stack` entry, decoded by the build once
-    /// per distinct range (a PyTorch-profiler operator's from its typed
-    /// fields, never from its text) so that the op models read no text;
-    /// `[]` when the build was not asked for them, and in a record read
-    /// back, whose entries [`Record::stack_marker`] decodes from the text.
-    /// Not written.
-    #[serde(skip)]
-    pub stack_stock: StackStock<'a>,
     /// Enclosing ranges `stack` leaves out (`--stack inner|none`, or beyond
     /// `--stack-bytes`).
     #[serde(rename = "stackCut", default)]
@@ -229,53 +215,6 @@ pub struct Record<'a> {
     /// The PyTorch profiler's `est. achieved occupancy %`.
     #[serde(rename = "kinetoOccupancy", default)]
     pub kineto_occupancy_pct: Option<f64>,
-}
-
-/// The stock markers of a record's `stack` entries as the build decoded
-/// them: a table of the markers its chunk decoded (shared by the chunk's
-/// records) and each entry's place in it. A record costs no allocation of
-/// its own for up to four entries.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StackStock<'a> {
-    table: Option<std::sync::Arc<[crate::stock::StockMarker<'a>]>>,
-    at: smallvec::SmallVec<[u32; 4]>,
-}
-
-impl<'a> StackStock<'a> {
-    /// The entries of `table` at `places`, one per stack entry; empty when
-    /// a place is `None` or out of the table.
-    pub fn new(
-        table: &std::sync::Arc<[crate::stock::StockMarker<'a>]>,
-        places: impl IntoIterator<Item = Option<u32>>,
-    ) -> Self {
-        let at: Option<smallvec::SmallVec<[u32; 4]>> = places
-            .into_iter()
-            .map(|i| i.filter(|&i| (i as usize) < table.len()))
-            .collect();
-        match at {
-            Some(at) => StackStock {
-                table: Some(std::sync::Arc::clone(table)),
-                at,
-            },
-            None => StackStock::default(),
-        }
-    }
-
-    /// Decoded entries (0: none).
-    pub fn len(&self) -> usize {
-        self.at.len()
-    }
-
-    /// True when no entry is decoded.
-    pub fn is_empty(&self) -> bool {
-        self.at.is_empty()
-    }
-
-    /// The decoded marker of entry `i`.
-    pub fn get(&self, i: usize) -> Option<&crate::stock::StockMarker<'a>> {
-        let table = self.table.as_ref()?;
-        table.get(*self.at.get(i)? as usize)
-    }
 }
 
 /// A list of strings that borrows from the input where it can (strings
@@ -345,85 +284,6 @@ fn yes() -> bool {
     true
 }
 
-impl<'a> Record<'a> {
-    /// The length of the name of `stack` entry `i`, when the record carries
-    /// the lengths (`stack_names`, one per entry).
-    pub fn stack_name_len(&self, i: usize) -> Option<usize> {
-        if self.stack_names.len() == self.stack.len() {
-            self.stack_names.get(i).map(|&n| n as usize)
-        } else {
-            None
-        }
-    }
-
-    /// The stock-marker head of `stack` entry `i` (empty past the end): its
-    /// name taken whole when its length is known
-    /// ([`stock::parse_head_split`](crate::stock::parse_head_split)), else
-    /// read by the grammar.
-    pub fn stack_head(&self, i: usize) -> crate::stock::Head<'_> {
-        if let Some(m) = self.decoded(i) {
-            return m.head();
-        }
-        let text = self.stack.get(i).map_or("", |t| t);
-        match self.stack_name_len(i) {
-            Some(n) => crate::stock::parse_head_split(text, n),
-            None => crate::stock::parse_head(text),
-        }
-    }
-
-    /// The stock marker of `stack` entry `i`, as [`Record::stack_head`]
-    /// reads its name: the build's decoding when the record carries it
-    /// (`stack_stock`), else read from the text.
-    pub fn stack_marker(&self, i: usize) -> Cow<'_, crate::stock::StockMarker<'_>> {
-        if let Some(m) = self.decoded(i) {
-            return Cow::Borrowed(m);
-        }
-        let text = self.stack.get(i).map_or("", |t| t);
-        Cow::Owned(match self.stack_name_len(i) {
-            Some(n) => crate::stock::parse_split(text, n),
-            None => crate::stock::parse(text),
-        })
-    }
-
-    /// True when `stack` entry `i` has a `sizes` field, whether or not it
-    /// reads.
-    pub fn stack_has_sizes(&self, i: usize) -> bool {
-        match self.decoded(i) {
-            Some(m) if !m.malformed => m.sizes.is_some(),
-            _ => self.stack_fields(i).contains(", sizes = ["),
-        }
-    }
-
-    /// True when `stack` entry `i` has an `input_op_ids` field, whether or
-    /// not it reads.
-    pub fn stack_has_input_ids(&self, i: usize) -> bool {
-        match self.decoded(i) {
-            Some(m) if !m.malformed => m.input_op_ids.is_some(),
-            _ => self.stack_fields(i).contains(", input_op_ids = ["),
-        }
-    }
-
-    /// The part of `stack` entry `i` that may hold fields: the text after
-    /// the name when its length is known, else the whole text (`""` past
-    /// the end).
-    fn stack_fields(&self, i: usize) -> &str {
-        let text = self.stack.get(i).map_or("", |t| t);
-        self.stack_name_len(i)
-            .and_then(|n| text.get(n..))
-            .unwrap_or(text)
-    }
-
-    /// The build's decoding of `stack` entry `i`, when it has one for every
-    /// entry.
-    fn decoded(&self, i: usize) -> Option<&crate::stock::StockMarker<'a>> {
-        if self.stack_stock.len() == self.stack.len() {
-            self.stack_stock.get(i)
-        } else {
-            None
-        }
-    }
-}
-
 impl Record<'_> {
     /// Copy every borrowed string so the record outlives its input line.
     pub fn into_owned(self) -> Record<'static> {
@@ -440,7 +300,6 @@ impl Record<'_> {
             trace: own_v(self.trace),
             repr_markers: own_v(self.repr_markers),
             marker: own_v(self.marker),
-            first_marker: self.first_marker,
             seq_marker: own_v(self.seq_marker),
             seq_id: self.seq_id,
             sub_seq_id: self.sub_seq_id,
@@ -474,8 +333,6 @@ impl Record<'_> {
             cc_minor: self.cc_minor,
             stack: own_v(self.stack),
             stack_names: self.stack_names,
-            // borrows the trace: read from the text once owned
-            stack_stock: StackStock::default(),
             domains: own_v(self.domains),
             stack_runs: self.stack_runs,
             stack_cut: self.stack_cut,

@@ -80,7 +80,6 @@ fn record_of(
         trace: lists[1].clone(),
         repr_markers: lists[2].clone(),
         marker: lists[3].clone(),
-        first_marker: None,
         seq_marker: lists[4].clone(),
         seq_id: ints[1..3].to_vec(),
         sub_seq_id: ints[3],
@@ -114,7 +113,6 @@ fn record_of(
         cc_minor: opts[7],
         stack: lists[7].clone(),
         stack_names: names,
-        stack_stock: Default::default(),
         domains: lists[0].clone(),
         stack_runs: ints[2..4].to_vec(),
         stack_cut: ints[4],
@@ -128,7 +126,7 @@ fn record_of(
 
 /// A record with every field drawn (strings with escapes, any integers,
 /// optional fields present or not).
-fn arb_record() -> impl proptest::strategy::Strategy<Value = Record<'static>> {
+pub(crate) fn arb_record() -> impl proptest::strategy::Strategy<Value = Record<'static>> {
     use proptest::prelude::*;
     (
         (

@@ -35,7 +35,7 @@ use std::borrow::Cow;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use rprof_model::Record;
+use rprof_model::KernelRef;
 use rprof_model::stock::{self as grammar, Head, StockMarker};
 
 use self::conv_shape::ConvShapes;
@@ -172,22 +172,22 @@ fn same_family(a: &StockSpec, b: &StockSpec) -> bool {
 }
 
 /// The text of `rec`'s stack entry `i` (`""` past the end).
-fn text_at<'s>(rec: &'s Record<'_>, i: usize) -> &'s str {
-    rec.stack.get(i).map_or("", |t| t)
+fn text_at<'s>(rec: KernelRef<'s, '_>, i: usize) -> &'s str {
+    rec.stack().get(i).map_or("", |t| t)
 }
 
 /// True when `rec`'s stack entry `i` has a `sizes` field (read or not).
-fn has_sizes_field(rec: &Record<'_>, i: usize) -> bool {
+fn has_sizes_field(rec: KernelRef<'_, '_>, i: usize) -> bool {
     rec.stack_has_sizes(i)
 }
 
 /// True when `rec`'s stack entry `i` has an `input_op_ids` field.
-fn has_input_ids_field(rec: &Record<'_>, i: usize) -> bool {
+fn has_input_ids_field(rec: KernelRef<'_, '_>, i: usize) -> bool {
     rec.stack_has_input_ids(i)
 }
 
 fn find<'s>(
-    rec: &'s Record<'_>,
+    rec: KernelRef<'s, '_>,
     heads: &[Head<'s>],
     specs: &[Option<&'static StockSpec>],
 ) -> Found<'s> {
@@ -325,7 +325,7 @@ impl State {
     /// Learn what `rec`'s stack tells about convolution output sizes.
     fn observe_conv(
         &mut self,
-        rec: &Record<'_>,
+        rec: KernelRef<'_, '_>,
         heads: &[Head<'_>],
         specs: &[Option<&'static StockSpec>],
     ) {
@@ -401,14 +401,14 @@ impl State {
     /// it has PyProf markers, its stack holds no op, or (`pyprof`) its
     /// stock markers have no sizes while PyProf's backward lookup found a
     /// forward marker.
-    pub fn resolve(&mut self, rec: &Record<'_>, pyprof: bool) -> Option<StockRef> {
+    pub fn resolve(&mut self, rec: KernelRef<'_, '_>, pyprof: bool) -> Option<StockRef> {
         self.conv.tick();
-        if rec.stack.is_empty() {
+        if rec.stack().is_empty() {
             return None;
         }
         // the two per-record lists reuse the buffers of the last record
         let mut heads: Vec<Head<'_>> = std::mem::take(&mut self.heads);
-        heads.extend((0..rec.stack.len()).map(|i| rec.stack_head(i)));
+        heads.extend((0..rec.stack().len()).map(|i| rec.stack_head(i)));
         let mut specs = std::mem::take(&mut self.specs);
         specs.extend(heads.iter().map(|h| lookup_stock(h.name)));
         let out = self.resolve_stack(rec, pyprof, &heads, &specs);
@@ -425,7 +425,7 @@ impl State {
     /// table rows.
     fn resolve_stack(
         &mut self,
-        rec: &Record<'_>,
+        rec: KernelRef<'_, '_>,
         pyprof: bool,
         heads: &[Head<'_>],
         specs: &[Option<&'static StockSpec>],
@@ -537,7 +537,7 @@ impl State {
             }
         }
 
-        if !rec.marker.is_empty() {
+        if !rec.marker().is_empty() {
             return None;
         }
         // only stock op markers make a stock row
@@ -591,18 +591,18 @@ impl State {
                     (h.finish(), true)
                 }
                 None => (
-                    hash_iter(rec.stack.iter().take(i + 1).map(|t| t.as_ref())),
+                    hash_iter(rec.stack().iter().take(i + 1).map(|t| t.as_ref())),
                     false,
                 ),
             },
             Source::Forward(f) => {
                 let node = found
                     .node
-                    .and_then(|(i, _, _)| rec.stack.get(i))
+                    .and_then(|(i, _, _)| rec.stack().get(i))
                     .map_or("", |t| t);
                 (hash_of(&[node, f.text()]), false)
             }
-            Source::None => (hash_iter(rec.stack.iter().map(|t| t.as_ref())), false),
+            Source::None => (hash_iter(rec.stack().iter().map(|t| t.as_ref())), false),
         };
         let pos = self
             .instances
@@ -630,7 +630,7 @@ pub(crate) struct Stocked<'a> {
 }
 
 /// The parallel part: the model of the anchor on one kernel.
-pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a> {
+pub(crate) fn estimate<'a>(rec: KernelRef<'a, '_>, st: &'a StockRef) -> Stocked<'a> {
     let full_op: &'a str = match &st.op {
         OpName::Stack(i) => rec.stack_head(*i).name,
         OpName::Forward(f) => f.op(),
@@ -697,7 +697,7 @@ pub(crate) fn estimate<'a>(rec: &'a Record<'a>, st: &'a StockRef) -> Stocked<'a>
 }
 
 /// A stock op whose marker has no sizes: the op and the dtype are known.
-fn no_sizes(rec: &Record<'_>, st: &StockRef, dtype: Option<Dtype>) -> Estimate {
+fn no_sizes(rec: KernelRef<'_, '_>, st: &StockRef, dtype: Option<Dtype>) -> Estimate {
     let tc = match st.spec.map(|s| s.kernels) {
         Some(Kernels::Gemm | Kernels::Conv | Kernels::ConvBackward | Kernels::Attention) => {
             Tc::from_bool(tc::uses_tensor_cores(&rec.short_name, &rec.long_name))

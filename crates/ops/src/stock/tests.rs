@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use proptest::prelude::*;
-use rprof_model::Record;
+use rprof_model::{Kernels, Record};
 
 use crate::estimate::{Mode, Outcome};
 use crate::{Engine, decode_first_marker, estimate_kernel};
@@ -33,11 +33,12 @@ fn run(recs: &[Record<'_>]) -> Vec<String> {
 
 fn run_full(recs: &[Record<'_>]) -> Vec<(String, Outcome)> {
     let mut e = Engine::new(Mode::Fixed);
-    let resolved: Vec<_> = recs
+    let ks = Kernels::from_records(recs.iter().cloned());
+    let resolved: Vec<_> = ks
         .iter()
         .map(|r| e.resolve(r, decode_first_marker(r)))
         .collect();
-    recs.iter()
+    ks.iter()
         .zip(&resolved)
         .map(|(r, res)| {
             let k = estimate_kernel(r, res, Mode::Fixed);
@@ -391,9 +392,10 @@ fn attention_anchors_at_the_sdpa_level() {
     let inner = "aten::_flash_attention_forward, op_id = 3, sizes = [[2, 256, 8, 64], [2, 256, 8, 64], [2, 256, 8, 64], [], [], [], [], [], [], [], []]";
     let k = "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::half_t> >(Flash_fwd_params)";
     let mut e = Engine::new(Mode::Fixed);
-    let r = rec("fprop", &[&sdpa, &flash_sdpa, inner], k);
-    let res = e.resolve(&r, None);
-    let out = estimate_kernel(&r, &res, Mode::Fixed);
+    let ks = Kernels::from_records([rec("fprop", &[&sdpa, &flash_sdpa, inner], k)]);
+    let r = ks.get(0).expect("one row");
+    let res = e.resolve(r, None);
+    let out = estimate_kernel(r, &res, Mode::Fixed);
     assert_eq!(out.op, "scaled_dot_product_attention");
     assert_eq!(out.anchor, "aten::_scaled_dot_product_flash_attention");
     // 2·16·256·256·(64 + 64)
@@ -411,14 +413,17 @@ fn pyprof_markers_and_compat_are_untouched() {
         "{'mod': 'torch', 'op': 'mm', 'args': [{'name': '', 'type': 'tensor', 'shape': (64, 256), 'dtype': 'float32'}, {'name': '', 'type': 'tensor', 'shape': (256, 128), 'dtype': 'float32'}]}",
     )];
     let mut e = Engine::new(Mode::Fixed);
-    let res = e.resolve(&r, decode_first_marker(&r));
+    let ks = Kernels::from_records([r]);
+    let r = ks.get(0).expect("one row");
+    let res = e.resolve(r, decode_first_marker(r));
     assert!(res.stock.is_none());
-    let r = rec("fprop", &[LINEAR, ADDMM], HGEMM);
+    let ks = Kernels::from_records([rec("fprop", &[LINEAR, ADDMM], HGEMM)]);
+    let r = ks.get(0).expect("one row");
     let mut e = Engine::new(Mode::Apex);
-    let res = e.resolve(&r, None);
+    let res = e.resolve(r, None);
     assert!(res.stock.is_none());
     assert_eq!(
-        estimate_kernel(&r, &res, Mode::Apex).estimate.outcome,
+        estimate_kernel(r, &res, Mode::Apex).estimate.outcome,
         Outcome::NoMarker
     );
 }
@@ -553,8 +558,10 @@ proptest! {
             texts.push(&junk);
             let mut r = rec(dir, &texts, kernel);
             r.tid = *tid;
-            let res = e.resolve(&r, None);
-            let k = estimate_kernel(&r, &res, Mode::Fixed);
+            let ks = Kernels::from_records([r]);
+            let r = ks.get(0).expect("one row");
+            let res = e.resolve(r, None);
+            let k = estimate_kernel(r, &res, Mode::Fixed);
             let est = &k.estimate;
             if est.flops.is_none() {
                 prop_assert!(matches!(est.outcome, Outcome::Partial(_) | Outcome::NoSizes), "{:?}", est);

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use rprof_gpu::usage::{DeviceUsage, KernelTime};
-use rprof_model::Record;
+use rprof_model::Kernels;
 use rprof_model::{Source, ThreadKey, Trace};
 
 use super::writer::{Arg, ChromeWriter, Counts, Slice};
@@ -458,7 +458,7 @@ impl<W: Write> Timeline<W> {
 
     /// Write a chunk of the profile's kernel records (in start order), with
     /// the models' numbers.
-    pub fn kernels(&mut self, p: &mut Profile, recs: &[Record<'_>]) -> io::Result<()> {
+    pub fn kernels(&mut self, p: &mut Profile, recs: &Kernels<'_>) -> io::Result<()> {
         let w = &mut self.w;
         let ids = &mut self.ids;
         let resolved = p.models.resolve(recs);
@@ -496,7 +496,7 @@ impl<W: Write> Timeline<W> {
             }
             args.push(("tensor cores", Arg::Str(e.estimate.tc.as_str())));
             args.push(("dir", Arg::Str(r.dir.as_str())));
-            if let Some(s) = r.stack.last() {
+            if let Some(s) = r.stack().last() {
                 args.push(("nvtx", Arg::Str(s)));
             }
             args.push(("grid", Arg::Dims(r.grid)));

@@ -30,7 +30,7 @@ use std::collections::{BTreeSet, HashMap};
 use regex::Regex;
 use rprof_model::FastMap;
 use rprof_model::Intervals;
-use rprof_model::Record;
+use rprof_model::KernelRef;
 use rprof_ops::KernelEstimate;
 use serde::Serialize;
 
@@ -257,7 +257,7 @@ impl Side {
     }
 
     /// The key's label for a kernel, in `self.scratch`.
-    fn label(&mut self, rec: &Record<'_>, est: &KernelEstimate<'_>) {
+    fn label(&mut self, rec: KernelRef<'_, '_>, est: &KernelEstimate<'_>) {
         let s = &mut self.scratch;
         s.clear();
         let op_or_kernel = |s: &mut String| {
@@ -300,7 +300,7 @@ impl Side {
                 }
             }
             Key::Kernel => s.push_str(&rec.short_name),
-            Key::Nvtx => s.push_str(rec.stack.last().map_or("", |x| x.as_ref())),
+            Key::Nvtx => s.push_str(rec.stack().last().map_or("", |x| x.as_ref())),
         }
         if s.is_empty() {
             s.push_str(NONE);
@@ -363,7 +363,7 @@ impl Side {
     /// The step a kernel belongs to: the step range of its process in
     /// which its launch call starts, else the outermost step range
     /// enclosing the launch on the launching thread (record files).
-    fn step_of(&mut self, rec: &Record<'_>) -> Option<u32> {
+    fn step_of(&mut self, rec: KernelRef<'_, '_>) -> Option<u32> {
         if let Some(list) = self.step_ranges.get(&rec.pid)
             && let Some(t) = rec.launch_start_ns.or(rec.start_ns)
         {
@@ -377,7 +377,7 @@ impl Side {
         if self.ranges_known {
             return None;
         }
-        let text = rec.stack.iter().find(|t| self.steps.is_match(t))?;
+        let text = rec.stack().iter().find(|t| self.steps.is_match(t))?;
         let id = self.step_id(text);
         if id.is_none() {
             self.steps_dropped += 1;
@@ -386,7 +386,7 @@ impl Side {
     }
 
     /// Count one kernel.
-    pub fn add(&mut self, rec: &Record<'_>, est: &KernelEstimate<'_>) {
+    pub fn add(&mut self, rec: KernelRef<'_, '_>, est: &KernelEstimate<'_>) {
         let dur = rec.duration_ns.max(0);
         self.kernels += 1;
         self.total_ns += i128::from(dur);

@@ -1,6 +1,6 @@
 use std::borrow::Cow;
 
-use rprof_model::Record;
+use rprof_model::{Kernels, Record};
 
 use super::*;
 use crate::model::{Models, estimate};
@@ -28,11 +28,12 @@ fn rec(name: &str, dur: i64, step: Option<u32>, start: i64, device: i64) -> Reco
 
 fn side(recs: &[Record<'static>], key: Key) -> SideData {
     let steps = StepMatcher::new(DEFAULT_STEP_PATTERN).unwrap();
+    let ks = Kernels::from_records(recs.iter().cloned());
     let mut m = Models::new();
-    let res = m.resolve(recs);
-    let est = estimate(recs, &res);
+    let res = m.resolve(&ks);
+    let est = estimate(&ks, &res);
     let mut s = Side::new(key, &steps);
-    for (r, e) in recs.iter().zip(&est) {
+    for (r, e) in ks.iter().zip(&est) {
         s.add(r, e);
     }
     s.finish(RunInfo {

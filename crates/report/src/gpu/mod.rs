@@ -18,7 +18,7 @@ use rprof_gpu::{DEFAULT_SMEM_PER_BLOCK, LimitsSource};
 use rprof_gpu::{Device, Devices};
 use rprof_gpu::{GpuSpec, MathClass};
 use rprof_model::DeviceInfo;
-use rprof_model::Record;
+use rprof_model::{KernelRef, Kernels};
 use rprof_ops::{Dtype, KernelEstimate, Tc};
 
 use crate::model::{known_bytes, known_flops};
@@ -260,7 +260,7 @@ impl GpuReport {
     /// seen yet say about them (compute capability from kernel names, SM
     /// count from Kineto's `blocks per SM`; used only where the input has
     /// no device table), then [`GpuReport::add`] each.
-    pub fn add_chunk(&mut self, recs: &[Record<'_>], est: &[KernelEstimate<'_>]) {
+    pub fn add_chunk(&mut self, recs: &Kernels<'_>, est: &[KernelEstimate<'_>]) {
         for rec in recs {
             if self.devices.is_resolved(rec.device, rec.pid) {
                 continue;
@@ -286,7 +286,7 @@ impl GpuReport {
     }
 
     /// Count one kernel.
-    pub fn add(&mut self, rec: &Record<'_>, est: &KernelEstimate<'_>) {
+    pub fn add(&mut self, rec: KernelRef<'_, '_>, est: &KernelEstimate<'_>) {
         let di = self.devices.resolve(
             rec.device,
             rec.pid,

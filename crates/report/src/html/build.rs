@@ -6,7 +6,7 @@
 use rprof_gpu::Devices;
 use rprof_gpu::MathClass;
 use rprof_model::Intervals;
-use rprof_model::Record;
+use rprof_model::Kernels;
 use rprof_model::{MemKind, Trace};
 use rprof_ops::{Dtype, KernelEstimate};
 
@@ -64,7 +64,7 @@ impl PageBuilder {
     }
 
     /// Feed one chunk of records and their estimates.
-    pub fn add(&mut self, recs: &[Record<'_>], est: &[KernelEstimate<'_>]) {
+    pub fn add(&mut self, recs: &Kernels<'_>, est: &[KernelEstimate<'_>]) {
         for (r, e) in recs.iter().zip(est) {
             self.by_op.add(r, e);
             self.by_kernel.add(r, e);

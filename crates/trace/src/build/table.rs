@@ -5,18 +5,21 @@
 //! enclosing ranges: what the markers say (op, module, layer, direction,
 //! the decoded PyProf marker) and the stack as the records carry it.
 //! Kernels under the same ranges share one context: their markers are
-//! classified once. A [`Record`] is a view of one row, made on demand
-//! ([`Table::record`], [`Table::into_records`]); `rprof parse` writes the
-//! JSON lines straight from the table ([`Table::write_json`]: no record
-//! is made, no list copied), the same bytes as [`Record::write_json`] of
-//! that view (`tests/table.rs` checks them against serde_json on every
-//! fixture).
+//! classified once. The commands that read kernels get the chunk as the
+//! model's [`Kernels`] ([`Table::into_kernels`]: contexts moved, op,
+//! module, layer and call stack stored once as symbols). A [`Record`] is
+//! the serde view of one row, made for writing ([`Table::record`]);
+//! `rprof parse` writes the JSON lines straight from the table
+//! ([`Table::write_json`]: no record is made, no list copied), the same
+//! bytes as [`Record::write_json`] of that view (`tests/table.rs` checks
+//! them against serde_json on every fixture).
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::FastMap as HashMap;
 use crate::markers::Classified;
+use crate::model::{Context as KContext, KernelRow, Kernels};
 use crate::model::{Dir, Kernel, Record, Shared, StackJson, StackStock, StrRef, Trace};
 use crate::model::{write_markers_json, write_ops_json, write_seq_json, write_stack_json};
 use crate::sequence::Fold;
@@ -118,43 +121,51 @@ impl<'t> Table<'t> {
         })
     }
 
-    /// Every row as a [`Record`], in order.
-    pub fn records(&self) -> Vec<Record<'t>> {
-        (0..self.len()).filter_map(|i| self.record(i)).collect()
-    }
-
-    /// [`Table::records`], taking each context's lists into the last
-    /// record that needs them instead of copying them (most contexts
-    /// serve one kernel).
-    pub fn into_records(mut self) -> Vec<Record<'t>> {
-        let mut uses = vec![0u32; self.contexts.len()];
-        for row in &self.rows {
-            if let Some(u) = uses.get_mut(row.context as usize) {
-                *u += 1;
-            }
-        }
-        let mut out = Vec::with_capacity(self.rows.len());
+    /// The chunk as rows of the kernel table: each context's lists moved
+    /// (op, module, layer and call stack stored once as the chunk's
+    /// symbols), each row's own fields and sequence ids made.
+    pub fn into_kernels(mut self) -> Kernels<'t> {
+        let mut out = Kernels::with_capacity(self.rows.len());
         for i in 0..self.rows.len() {
-            let Some(mut r) = self.record_shell(i) else {
-                continue;
-            };
             let row = self.rows[i];
-            let (Some(u), Some(ctx)) = (
-                uses.get_mut(row.context as usize),
-                self.contexts.get_mut(row.context as usize),
-            ) else {
+            let Some(ctx) = self.contexts.get(row.context as usize) else {
                 continue;
             };
-            *u -= 1;
-            // the last record of a context takes its lists, the others a
-            // copy
-            let ctx = if *u == 0 {
-                std::mem::take(ctx)
-            } else {
-                ctx.clone()
+            let c = &ctx.classified;
+            let ids = row.fold.lists(&c.seq_ids, self.compat);
+            out.push_row(KernelRow {
+                seq_id: ids.seq_id,
+                sub_seq_id: ids.sub_seq_id,
+                alt_seq_id: ids.alt_seq_id,
+                dir: Dir::of(c.bprop),
+                ctx: row.context,
+                ..self.bare_row(&row, self.names_of(&row))
+            });
+        }
+        for ctx in std::mem::take(&mut self.contexts) {
+            let Context {
+                classified: c,
+                shaped: s,
+                stock,
+            } = ctx;
+            let typed = KContext {
+                layer: out.intern_all(c.layer),
+                trace: out.intern_all(c.trace),
+                module: out.intern_all(c.mod_),
+                op: out.intern_all(c.op),
+                repr_markers: c.repr,
+                marker: c.marker,
+                first_marker: c.first_marker,
+                seq_marker: c.seq_marker,
+                stack: s.stack,
+                domains: s.domains,
+                stack_names: s.names,
+                stack_runs: s.runs,
+                stack_stock: stock,
+                stack_cut: s.cut,
+                stack_cut_bytes: s.cut_bytes,
             };
-            lists_into(&mut r, ctx);
-            out.push(r);
+            out.push_context(typed);
         }
         out
     }
@@ -231,16 +242,21 @@ impl<'t> Table<'t> {
     /// The record of `row` with its kernel's own fields (`names`: its
     /// kernel's, [`Table::names_of`]) and every list empty.
     fn bare(&self, row: &Row, names: Option<&'t Names>) -> Record<'t> {
+        self.bare_row(row, names).into_record()
+    }
+
+    /// [`Table::bare`] as a row of the kernel table.
+    fn bare_row(&self, row: &Row, names: Option<&'t Names>) -> KernelRow<'t> {
         let trace = self.trace;
         let Some(k) = trace.kernels.get(row.kernel as usize) else {
-            return Record::default();
+            return KernelRow::default();
         };
         let compat = self.compat;
         let (long, short) = names.map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
         let launch = k.launch.and_then(|l| trace.launches.get(l as usize));
         let pid = launch.map(|l| l.pid);
         let dev = trace.device(k.device, pid);
-        Record {
+        KernelRow {
             short_name: Cow::Borrowed(short),
             duration_ns: if compat {
                 k.end_ns - k.start_ns
@@ -277,7 +293,7 @@ impl<'t> Table<'t> {
             kineto_blocks_per_sm: k.kineto().and_then(|x| x.blocks_per_sm),
             kineto_warps_per_sm: k.kineto().and_then(|x| x.warps_per_sm),
             kineto_occupancy_pct: k.kineto().and_then(|x| x.occupancy_pct),
-            ..Record::default()
+            ..KernelRow::default()
         }
     }
 }
@@ -288,19 +304,17 @@ fn lists_into<'t>(r: &mut Record<'t>, ctx: Context<'t>) {
     let Context {
         classified: c,
         shaped: s,
-        stock,
+        stock: _,
     } = ctx;
     r.layer = c.layer;
     r.trace = c.trace;
     r.repr_markers = c.repr;
     r.marker = c.marker;
-    r.first_marker = c.first_marker;
     r.seq_marker = c.seq_marker;
     r.mod_ = c.mod_;
     r.op = c.op;
     r.stack = s.stack;
     r.stack_names = s.names;
-    r.stack_stock = stock;
     r.domains = s.domains;
     r.stack_runs = s.runs;
 }
