@@ -149,8 +149,9 @@ pub struct Context<'a> {
     /// PyProf argument markers (raw text), outermost first.
     pub marker: Vec<Cow<'a, str>>,
     /// The first of `marker`, decoded once for every kernel of the
-    /// context: by the build, or by whoever reads the context first
-    /// ([`Kernels::set_first_marker`]).
+    /// context by the build; `None` in a context read back from a record
+    /// file, whose text the op models' reader decodes once per context
+    /// (`rprof_report::model::Models::resolve`, cached across chunks).
     pub first_marker: Option<Arc<Marker>>,
     /// PyTorch sequence markers after dedupe, sort and prune.
     pub seq_marker: Vec<Cow<'a, str>>,
