@@ -11,7 +11,7 @@ use anyhow::{Context, anyhow};
 use rayon::prelude::*;
 use rprof_trace::build::{self, BuildOptions};
 use rprof_trace::model::{DeviceInfo, MemOp, Trace};
-use rprof_trace::model::{KernelRow, Kernels, Line, RowLists, read_line};
+use rprof_trace::model::{Kernels, Line, read_line};
 use rprof_trace::read::{self, FileKind, ReadOptions};
 
 use crate::progress::{self, Phase};
@@ -701,16 +701,6 @@ struct Parsed<'a> {
     error: Option<(usize, String)>,
 }
 
-/// A line of a record file, read. Rows are not boxed: the block's lines
-/// are held in one vector, and a box per line would be an allocation more
-/// per kernel.
-#[allow(clippy::large_enum_variant)]
-enum Item<'a> {
-    Blank,
-    Header(rprof_trace::model::Header),
-    Row(KernelRow<'a>, RowLists<'a>),
-}
-
 /// Read the lines of `block` in parallel (after a byte-order mark when
 /// `bom`).
 fn parse_block(block: &[u8], bom: bool) -> Parsed<'_> {
@@ -728,29 +718,22 @@ fn parse_block(block: &[u8], bom: bool) -> Parsed<'_> {
     if start < block.len() {
         lines.push(&block[start..]);
     }
-    // each line read and split into its row and lists in parallel, and
-    // whether its lists are those of the line before (parallel too), so
-    // that the one sequential pass only places each row in the table
-    let parsed: Vec<Result<Item<'_>, String>> = lines
+    // each line read in parallel, and whether its lists are those of the
+    // line before (parallel too), so that the one sequential pass only
+    // places each row in the table
+    let parsed: Vec<Result<Line<'_>, String>> = lines
         .par_iter()
         .map(|l| {
             let l = std::str::from_utf8(l)
                 .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))?;
-            Ok(match read_line(l)? {
-                Line::Blank => Item::Blank,
-                Line::Header(h) => Item::Header(h),
-                Line::Record(rec) => {
-                    let (row, lists) = KernelRow::split(*rec);
-                    Item::Row(row, lists)
-                }
-            })
+            read_line(l)
         })
         .collect();
     let same: Vec<bool> = (0..parsed.len())
         .into_par_iter()
         .map(
             |i| match (i.checked_sub(1).map(|j| &parsed[j]), &parsed[i]) {
-                (Some(Ok(Item::Row(_, a))), Ok(Item::Row(_, b))) => a.same_as(b),
+                (Some(Ok(Line::Record(a))), Ok(Line::Record(b))) => a.same_context(b),
                 _ => false,
             },
         )
@@ -763,13 +746,13 @@ fn parse_block(block: &[u8], bom: bool) -> Parsed<'_> {
     };
     for (i, (p, same)) in parsed.into_iter().zip(same).enumerate() {
         match p {
-            Ok(Item::Blank) => {}
-            Ok(Item::Header(h)) => {
+            Ok(Line::Blank) => {}
+            Ok(Line::Header(h)) => {
                 if out.header.is_none() {
                     out.header = Some(h);
                 }
             }
-            Ok(Item::Row(row, lists)) => out.recs.push_split(row, lists, same),
+            Ok(Line::Record(rec)) => out.recs.push_read(*rec, same),
             Err(msg) => {
                 out.error = Some((i, msg));
                 break;

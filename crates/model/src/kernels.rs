@@ -54,7 +54,11 @@ impl<'a> Symbols<'a> {
 
     /// Every text of `texts` as symbols, in order.
     pub fn intern_all(&mut self, texts: Vec<Cow<'a, str>>) -> Syms {
-        texts.into_iter().map(|t| self.intern(t)).collect()
+        let mut out = Syms::with_capacity(texts.len());
+        for t in texts {
+            out.push(self.intern(t));
+        }
+        out
     }
 
     /// The text of `s` (`""` for a symbol of another chunk).
@@ -333,6 +337,9 @@ impl<'a> Kernels<'a> {
     pub fn with_capacity(n: usize) -> Kernels<'a> {
         Kernels {
             rows: Vec::with_capacity(n),
+            // read back, most records of a profile's file have a context
+            // of their own (each operator range carries its own op id)
+            contexts: Vec::with_capacity(n),
             ..Kernels::default()
         }
     }
@@ -421,33 +428,145 @@ impl<'a> Kernels<'a> {
     /// context, shared with the row before when they say the same (the
     /// rows of one op's kernels follow each other).
     pub fn push_record(&mut self, r: Record<'a>) {
-        let (row, lists) = split(r);
-        let same = self.rows.last().and_then(|prev| {
-            let c = self.contexts.get(prev.ctx as usize)?;
-            lists.is(c, &self.symbols).then_some(prev.ctx)
-        });
-        self.push_parts(row, lists, same);
+        let same = self
+            .rows
+            .last()
+            .and_then(|prev| self.contexts.get(prev.ctx as usize))
+            .is_some_and(|c| says_the_same(&r, c, &self.symbols));
+        self.push_read(r, same);
     }
 
-    /// [`Kernels::push_record`] of a record already split
-    /// ([`KernelRow::split`], which can run in parallel), `same` saying
-    /// whether its lists are those of the row before ([`RowLists::same_as`]
-    /// of the two, also parallel): the sequential part of reading a block
-    /// of records back.
-    pub fn push_split(&mut self, row: KernelRow<'a>, lists: RowLists<'a>, same: bool) {
+    /// [`Kernels::push_record`], `same` saying whether the record's lists
+    /// are those of the row before ([`Record::same_context`] of the two
+    /// records, which can run in parallel): the sequential part of reading
+    /// a block of records back. Each field is moved once, into the row or
+    /// the context.
+    pub fn push_read(&mut self, r: Record<'a>, same: bool) {
+        let Record {
+            short_name,
+            duration_ns,
+            layer,
+            trace,
+            repr_markers,
+            marker,
+            seq_marker,
+            seq_id,
+            sub_seq_id,
+            alt_seq_id,
+            dir,
+            mod_,
+            op,
+            tid,
+            device,
+            stream,
+            grid,
+            block,
+            long_name,
+            start_ns,
+            end_ns,
+            launch_start_ns,
+            launch_end_ns,
+            launched,
+            api,
+            pid,
+            correlation,
+            context,
+            regs,
+            static_smem_bytes,
+            dynamic_smem_bytes,
+            graph_id,
+            graph_node_id,
+            device_name,
+            sm_count,
+            cc_major,
+            cc_minor,
+            stack,
+            domains,
+            stack_runs,
+            stack_names,
+            stack_cut,
+            stack_cut_bytes,
+            bad_time,
+            kineto_blocks_per_sm,
+            kineto_warps_per_sm,
+            kineto_occupancy_pct,
+        } = r;
         let prev = self.rows.last().map(|p| p.ctx).filter(|_| same);
-        self.push_parts(row, lists, prev);
-    }
-
-    fn push_parts(&mut self, row: KernelRow<'a>, lists: RowLists<'a>, same: Option<u32>) {
-        let ctx = match same {
+        let ctx = match prev {
             Some(i) => i,
             None => {
-                let c = lists.into_context(&mut self.symbols);
+                let last = self.contexts.last();
+                let symbols = &mut self.symbols;
+                // a list the same as the context before's takes its
+                // symbols: a comparison instead of a hash per name
+                // (consecutive kernels mostly differ in their stack alone)
+                let mut syms =
+                    |texts: Vec<Cow<'a, str>>, pick: for<'x> fn(&'x Context<'a>) -> &'x Syms| {
+                        match last {
+                            _ if texts.is_empty() => Syms::new(),
+                            Some(p) if same_syms(&texts, pick(p), symbols) => pick(p).clone(),
+                            _ => symbols.intern_all(texts),
+                        }
+                    };
+                let c = Context {
+                    layer: syms(layer, |c| &c.layer),
+                    trace: syms(trace, |c| &c.trace),
+                    module: syms(mod_, |c| &c.module),
+                    op: syms(op, |c| &c.op),
+                    repr_markers,
+                    marker,
+                    // decoded by whoever models the rows (a record
+                    // carries text)
+                    first_marker: None,
+                    seq_marker,
+                    stack,
+                    domains,
+                    stack_names,
+                    stack_runs,
+                    stack_stock: StackStock::default(),
+                    stack_cut,
+                    stack_cut_bytes,
+                };
                 self.push_context(c)
             }
         };
-        self.rows.push(KernelRow { ctx, ..row });
+        self.rows.push(KernelRow {
+            short_name,
+            long_name,
+            duration_ns,
+            dir,
+            seq_id,
+            sub_seq_id,
+            alt_seq_id,
+            tid,
+            pid,
+            device,
+            stream,
+            grid,
+            block,
+            start_ns,
+            end_ns,
+            launch_start_ns,
+            launch_end_ns,
+            launched,
+            api,
+            correlation,
+            context,
+            regs,
+            static_smem_bytes,
+            dynamic_smem_bytes,
+            graph_id,
+            graph_node_id,
+            device_name,
+            sm_count,
+            cc_major,
+            cc_minor,
+            bad_time,
+            kineto_blocks_per_sm,
+            kineto_warps_per_sm,
+            kineto_occupancy_pct,
+            ctx,
+        });
     }
 }
 
@@ -481,29 +600,31 @@ impl<'c, 'a> IntoIterator for &'c Kernels<'a> {
     }
 }
 
+impl Record<'_> {
+    /// True when `other`'s lists are this record's: read back, the two
+    /// share one [`Context`] (a record file's consecutive kernels of one
+    /// op do).
+    pub fn same_context(&self, other: &Record<'_>) -> bool {
+        self.stack == other.stack
+            && self.op == other.op
+            && self.mod_ == other.mod_
+            && self.layer == other.layer
+            && self.trace == other.trace
+            && self.marker == other.marker
+            && self.repr_markers == other.repr_markers
+            && self.seq_marker == other.seq_marker
+            && self.domains == other.domains
+            && self.stack_names == other.stack_names
+            && self.stack_runs == other.stack_runs
+            && self.stack_cut == other.stack_cut
+            && self.stack_cut_bytes == other.stack_cut_bytes
+    }
+}
+
 impl<'a> FromIterator<Record<'a>> for Kernels<'a> {
     fn from_iter<I: IntoIterator<Item = Record<'a>>>(recs: I) -> Kernels<'a> {
         Kernels::from_records(recs)
     }
-}
-
-/// A record's lists, before they are a context: the other half of
-/// [`KernelRow::split`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RowLists<'a> {
-    layer: Vec<Cow<'a, str>>,
-    trace: Vec<Cow<'a, str>>,
-    module: Vec<Cow<'a, str>>,
-    op: Vec<Cow<'a, str>>,
-    repr_markers: Vec<Cow<'a, str>>,
-    marker: Vec<Cow<'a, str>>,
-    seq_marker: Vec<Cow<'a, str>>,
-    stack: Vec<Cow<'a, str>>,
-    domains: Vec<Cow<'a, str>>,
-    stack_names: Vec<u32>,
-    stack_runs: Vec<i64>,
-    stack_cut: i64,
-    stack_cut_bytes: i64,
 }
 
 fn same_syms(texts: &[Cow<'_, str>], ids: &[Sym], symbols: &Symbols<'_>) -> bool {
@@ -514,107 +635,21 @@ fn same_syms(texts: &[Cow<'_, str>], ids: &[Sym], symbols: &Symbols<'_>) -> bool
             .all(|(t, &s)| t.as_ref() == symbols.get(s))
 }
 
-impl<'a> RowLists<'a> {
-    /// True when `other` holds the same lists (a record file's
-    /// consecutive kernels of one op do).
-    pub fn same_as(&self, other: &RowLists<'_>) -> bool {
-        self == other
-    }
-
-    /// True when `c` says the same.
-    fn is(&self, c: &Context<'a>, symbols: &Symbols<'a>) -> bool {
-        self.marker == c.marker
-            && self.stack == c.stack
-            && same_syms(&self.op, &c.op, symbols)
-            && same_syms(&self.module, &c.module, symbols)
-            && same_syms(&self.layer, &c.layer, symbols)
-            && same_syms(&self.trace, &c.trace, symbols)
-            && self.repr_markers == c.repr_markers
-            && self.seq_marker == c.seq_marker
-            && self.domains == c.domains
-            && self.stack_names == c.stack_names
-            && self.stack_runs == c.stack_runs
-            && self.stack_cut == c.stack_cut
-            && self.stack_cut_bytes == c.stack_cut_bytes
-    }
-
-    fn into_context(self, symbols: &mut Symbols<'a>) -> Context<'a> {
-        Context {
-            layer: symbols.intern_all(self.layer),
-            trace: symbols.intern_all(self.trace),
-            module: symbols.intern_all(self.module),
-            op: symbols.intern_all(self.op),
-            repr_markers: self.repr_markers,
-            marker: self.marker,
-            // decoded by whoever models the rows (a record carries text)
-            first_marker: None,
-            seq_marker: self.seq_marker,
-            stack: self.stack,
-            domains: self.domains,
-            stack_names: self.stack_names,
-            stack_runs: self.stack_runs,
-            stack_stock: StackStock::default(),
-            stack_cut: self.stack_cut,
-            stack_cut_bytes: self.stack_cut_bytes,
-        }
-    }
-}
-
-/// A record as a row (context 0 for now) and its lists.
-fn split(r: Record<'_>) -> (KernelRow<'_>, RowLists<'_>) {
-    let lists = RowLists {
-        layer: r.layer,
-        trace: r.trace,
-        module: r.mod_,
-        op: r.op,
-        repr_markers: r.repr_markers,
-        marker: r.marker,
-        seq_marker: r.seq_marker,
-        stack: r.stack,
-        domains: r.domains,
-        stack_names: r.stack_names,
-        stack_runs: r.stack_runs,
-        stack_cut: r.stack_cut,
-        stack_cut_bytes: r.stack_cut_bytes,
-    };
-    let row = KernelRow {
-        short_name: r.short_name,
-        long_name: r.long_name,
-        duration_ns: r.duration_ns,
-        dir: r.dir,
-        seq_id: r.seq_id,
-        sub_seq_id: r.sub_seq_id,
-        alt_seq_id: r.alt_seq_id,
-        tid: r.tid,
-        pid: r.pid,
-        device: r.device,
-        stream: r.stream,
-        grid: r.grid,
-        block: r.block,
-        start_ns: r.start_ns,
-        end_ns: r.end_ns,
-        launch_start_ns: r.launch_start_ns,
-        launch_end_ns: r.launch_end_ns,
-        launched: r.launched,
-        api: r.api,
-        correlation: r.correlation,
-        context: r.context,
-        regs: r.regs,
-        static_smem_bytes: r.static_smem_bytes,
-        dynamic_smem_bytes: r.dynamic_smem_bytes,
-        graph_id: r.graph_id,
-        graph_node_id: r.graph_node_id,
-        device_name: r.device_name,
-        sm_count: r.sm_count,
-        cc_major: r.cc_major,
-        cc_minor: r.cc_minor,
-        bad_time: r.bad_time,
-        kineto_blocks_per_sm: r.kineto_blocks_per_sm,
-        kineto_warps_per_sm: r.kineto_warps_per_sm,
-        kineto_occupancy_pct: r.kineto_occupancy_pct,
-        ctx: 0,
-    };
-    (row, lists)
+/// True when context `c` says what record `r`'s lists say.
+fn says_the_same(r: &Record<'_>, c: &Context<'_>, symbols: &Symbols<'_>) -> bool {
+    r.marker == c.marker
+        && r.stack == c.stack
+        && same_syms(&r.op, &c.op, symbols)
+        && same_syms(&r.mod_, &c.module, symbols)
+        && same_syms(&r.layer, &c.layer, symbols)
+        && same_syms(&r.trace, &c.trace, symbols)
+        && r.repr_markers == c.repr_markers
+        && r.seq_marker == c.seq_marker
+        && r.domains == c.domains
+        && r.stack_names == c.stack_names
+        && r.stack_runs == c.stack_runs
+        && r.stack_cut == c.stack_cut
+        && r.stack_cut_bytes == c.stack_cut_bytes
 }
 
 impl<'c, 'a> KernelRef<'c, 'a> {
@@ -799,12 +834,6 @@ impl<'c, 'a> KernelRef<'c, 'a> {
 }
 
 impl<'a> KernelRow<'a> {
-    /// A record as a row (its context still to be set: [`Kernels::push_split`])
-    /// and its lists.
-    pub fn split(r: Record<'a>) -> (KernelRow<'a>, RowLists<'a>) {
-        split(r)
-    }
-
     /// The record of the row's own fields, every list empty: what a line
     /// says before the context's part.
     pub fn into_record(self) -> Record<'a> {
@@ -927,13 +956,12 @@ mod tests {
             prop_assert_eq!(k.symbols().len(), names.len());
             // split first, the neighbours compared apart (as a block of a
             // record file is read): the same table
-            let parts: Vec<_> = recs.iter().cloned().map(KernelRow::split).collect();
-            let same: Vec<bool> = (0..parts.len())
-                .map(|i| i > 0 && parts[i - 1].1.same_as(&parts[i].1))
+            let same: Vec<bool> = (0..recs.len())
+                .map(|i| i > 0 && recs[i - 1].same_context(&recs[i]))
                 .collect();
             let mut split = Kernels::new();
-            for ((row, lists), same) in parts.into_iter().zip(same) {
-                split.push_split(row, lists, same);
+            for (r, same) in recs.iter().cloned().zip(same) {
+                split.push_read(r, same);
             }
             prop_assert_eq!(split.contexts(), k.contexts());
             prop_assert_eq!(split.rows(), k.rows());

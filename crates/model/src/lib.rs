@@ -45,7 +45,7 @@ mod trace;
 pub use interval::Intervals;
 pub use job::{ClockOrigin, DistInfo, RankCandidate, RankId, RankSource, assign_ranks};
 pub use kernels::{
-    Context, Iter, KernelRef, KernelRow, Kernels, RowLists, StackStock, Sym, SymList, Symbols, Syms,
+    Context, Iter, KernelRef, KernelRow, Kernels, StackStock, Sym, SymList, Symbols, Syms,
 };
 pub use mempool::{MemPoolEvent, PoolOp};
 pub use record::{
