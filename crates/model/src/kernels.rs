@@ -52,6 +52,18 @@ impl<'a> Symbols<'a> {
         s
     }
 
+    /// [`Symbols::intern_all`], taking `prev`'s symbols when they name
+    /// the same texts: a comparison instead of a hash per name, for the
+    /// list of the context before (consecutive kernels mostly differ in
+    /// their stack alone).
+    pub fn intern_list(&mut self, texts: Vec<Cow<'a, str>>, prev: Option<&Syms>) -> Syms {
+        match prev {
+            _ if texts.is_empty() => Syms::new(),
+            Some(p) if same_syms(&texts, p, self) => p.clone(),
+            _ => self.intern_all(texts),
+        }
+    }
+
     /// Every text of `texts` as symbols, in order.
     pub fn intern_all(&mut self, texts: Vec<Cow<'a, str>>) -> Syms {
         let mut out = Syms::with_capacity(texts.len());
@@ -386,9 +398,15 @@ impl<'a> Kernels<'a> {
         self.symbols.intern(text)
     }
 
-    /// Store each of `texts` in the chunk's names.
-    pub fn intern_all(&mut self, texts: Vec<Cow<'a, str>>) -> Syms {
-        self.symbols.intern_all(texts)
+    /// Store each of `texts` in the chunk's names ([`Symbols::intern_list`]
+    /// against the last context's list that `pick` chooses).
+    pub fn intern_list(
+        &mut self,
+        texts: Vec<Cow<'a, str>>,
+        pick: for<'x> fn(&'x Context<'a>) -> &'x Syms,
+    ) -> Syms {
+        let prev = self.contexts.last().map(pick);
+        self.symbols.intern_list(texts, prev)
     }
 
     /// Add a context; its index, for [`Kernels::push_row`].
@@ -497,17 +515,9 @@ impl<'a> Kernels<'a> {
             None => {
                 let last = self.contexts.last();
                 let symbols = &mut self.symbols;
-                // a list the same as the context before's takes its
-                // symbols: a comparison instead of a hash per name
-                // (consecutive kernels mostly differ in their stack alone)
-                let mut syms =
-                    |texts: Vec<Cow<'a, str>>, pick: for<'x> fn(&'x Context<'a>) -> &'x Syms| {
-                        match last {
-                            _ if texts.is_empty() => Syms::new(),
-                            Some(p) if same_syms(&texts, pick(p), symbols) => pick(p).clone(),
-                            _ => symbols.intern_all(texts),
-                        }
-                    };
+                let mut syms = |texts, pick: for<'x> fn(&'x Context<'a>) -> &'x Syms| {
+                    symbols.intern_list(texts, last.map(pick))
+                };
                 let c = Context {
                     layer: syms(layer, |c| &c.layer),
                     trace: syms(trace, |c| &c.trace),

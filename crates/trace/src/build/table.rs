@@ -149,10 +149,10 @@ impl<'t> Table<'t> {
                 stock,
             } = ctx;
             let typed = KContext {
-                layer: out.intern_all(c.layer),
-                trace: out.intern_all(c.trace),
-                module: out.intern_all(c.mod_),
-                op: out.intern_all(c.op),
+                layer: out.intern_list(c.layer, |c| &c.layer),
+                trace: out.intern_list(c.trace, |c| &c.trace),
+                module: out.intern_list(c.mod_, |c| &c.module),
+                op: out.intern_list(c.op, |c| &c.op),
                 repr_markers: c.repr,
                 marker: c.marker,
                 first_marker: c.first_marker,
