@@ -11,9 +11,9 @@
 //!
 //! Two producers fill it: the build, from a profile (`rprof-trace`'s
 //! `Table::into_kernels`), and a record file read back
-//! ([`Kernels::push_record`]: a `.dict` line is a serialization of one row
-//! and its context). [`Record`] is only the serde view of a line;
-//! [`KernelRef::to_record`] makes it again for writing.
+//! ([`Kernels::push_record`], [`Kernels::push_read`]: a `.dict` line is a
+//! serialization of one row and its context). [`Record`] is only the serde
+//! view of a line; [`KernelRef::to_record`] makes it again for writing.
 
 use std::borrow::Cow;
 use std::ops::Deref;
