@@ -52,10 +52,10 @@ impl<'a> Symbols<'a> {
         s
     }
 
-    /// [`Symbols::intern_all`], taking `prev`'s symbols when they name
-    /// the same texts: a comparison instead of a hash per name, for the
-    /// list of the context before (consecutive kernels mostly differ in
-    /// their stack alone).
+    /// Every text of `texts` as symbols, in order, taking `prev`'s symbols
+    /// when they name the same texts: a comparison instead of a hash per
+    /// name, for the list of the context before (consecutive kernels
+    /// mostly differ in their stack alone).
     pub fn intern_list(&mut self, texts: Vec<Cow<'a, str>>, prev: Option<&Syms>) -> Syms {
         match prev {
             _ if texts.is_empty() => Syms::new(),
@@ -65,7 +65,7 @@ impl<'a> Symbols<'a> {
     }
 
     /// Every text of `texts` as symbols, in order.
-    pub fn intern_all(&mut self, texts: Vec<Cow<'a, str>>) -> Syms {
+    fn intern_all(&mut self, texts: Vec<Cow<'a, str>>) -> Syms {
         let mut out = Syms::with_capacity(texts.len());
         for t in texts {
             out.push(self.intern(t));
@@ -391,11 +391,6 @@ impl<'a> Kernels<'a> {
     /// The chunk's names.
     pub fn symbols(&self) -> &Symbols<'a> {
         &self.symbols
-    }
-
-    /// Store `text` in the chunk's names.
-    pub fn intern(&mut self, text: Cow<'a, str>) -> Sym {
-        self.symbols.intern(text)
     }
 
     /// Store each of `texts` in the chunk's names ([`Symbols::intern_list`]
