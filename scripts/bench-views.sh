@@ -41,6 +41,7 @@ add stats-default "$new stats -q $file > /dev/null"
 add stats-nvtx "$new stats -q --report nvtx_sum $file > /dev/null"
 add stats-proj "$new stats -q --report nvtx_gpu_proj_sum $file > /dev/null"
 add stats-kern-nvtx "$new stats -q --report nvtx_kern_sum $file > /dev/null"
+add stats-proj-trace "$new stats -q --report nvtx_gpu_proj_trace $file > /dev/null"
 add summary-nvtx "$new summary -q --by nvtx $file > /dev/null"
 add diff-self "$new diff -q $file $file > /dev/null"
 if [ -n "$old" ]; then
@@ -58,6 +59,8 @@ if [ -n "$old" ]; then
     add old-stats-default "$old stats -q $file > /dev/null"
     add old-stats-nvtx "$old stats -q --report nvtx_sum $file > /dev/null"
     add old-stats-proj "$old stats -q --report nvtx_gpu_proj_sum $file > /dev/null"
+    add old-stats-kern-nvtx "$old stats -q --report nvtx_kern_sum $file > /dev/null"
+    add old-stats-proj-trace "$old stats -q --report nvtx_gpu_proj_trace $file > /dev/null"
 fi
 for ((r = 0; r < rounds; r++)); do
     for i in "${!names[@]}"; do

@@ -1322,3 +1322,132 @@ fn default_set_reads_nvtx_apart_with_the_same_rows() {
         read[0]
     );
 }
+
+/// `nvtx_gpu_proj_sum` alone keeps only the API calls that launched a
+/// kernel, copy or set and the ranges that enclose one of them on their
+/// thread; the others are counted on stderr. Each count is worked out here
+/// from SQL and a plain search of every call for every range; the rows
+/// themselves are checked against the full read by
+/// `each_report_alone_prints_what_it_prints_among_all` and against SQL by
+/// `every_report_matches_sql_on_the_fixtures`.
+#[test]
+fn launching_only_reads_count_what_they_leave_out() {
+    let p = fixture("nsys-ai/mfu_2gpu_before.sqlite");
+    let c = open(&p);
+    let pid = |g: i64| ((g as u64) >> 24) & 0xFF_FFFF;
+    let tid = |g: i64| (g as u64) & 0xFF_FFFF;
+    // (pid, correlation id) of every kernel, copy and set
+    let mut ops: BTreeSet<(u64, i64)> = BTreeSet::new();
+    for t in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+    ] {
+        if !has_table(&c, t) {
+            continue;
+        }
+        let mut st = c
+            .prepare(&format!("SELECT globalPid, correlationId FROM {t}"))
+            .unwrap();
+        let rows = st
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+            .unwrap();
+        for r in rows {
+            let (g, corr) = r.unwrap();
+            ops.insert((pid(g), corr));
+        }
+    }
+    let class = if has_col(&c, "CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass") {
+        " AND (eventClass IS NULL OR eventClass != 67)"
+    } else {
+        ""
+    };
+    let mut st = c
+        .prepare(&format!(
+            "SELECT globalTid, start, end, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME \
+             WHERE start IS NOT NULL AND end IS NOT NULL{class}"
+        ))
+        .unwrap();
+    let calls: Vec<(i64, i64, i64, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let launching: Vec<(u64, u64, i64, i64)> = calls
+        .iter()
+        .filter(|c| ops.contains(&(pid(c.0), c.3)))
+        .map(|c| (pid(c.0), tid(c.0), c.1, c.2))
+        .collect();
+    let mut st = c
+        .prepare(
+            "SELECT globalTid, start, end FROM NVTX_EVENTS \
+             WHERE eventType IN (59, 60, 70, 71) AND start IS NOT NULL",
+        )
+        .unwrap();
+    let ranges: Vec<(i64, i64, Option<i64>)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    // a range with an end that no launching call of its thread lies within
+    let left_out = ranges
+        .iter()
+        .filter(|r| {
+            r.2.is_some_and(|end| {
+                !launching
+                    .iter()
+                    .any(|l| (l.0, l.1) == (pid(r.0), tid(r.0)) && l.2 >= r.1 && l.3 <= end)
+            })
+        })
+        .count();
+    let calls_out = calls.len() - launching.len();
+    assert!(left_out > 0 && calls_out > 0, "{left_out} {calls_out}");
+    let out = run(rprof()
+        .args(["stats", "--json", "-r", "nvtx_gpu_proj_sum"])
+        .arg(&p));
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains(&format!(
+            ", {} API calls, {} NVTX ranges\n",
+            launching.len(),
+            ranges.len() - left_out
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "skipped {calls_out} CUDA API calls that launched no kernel, copy or set"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "skipped {left_out} NVTX ranges that enclose no CUDA call launching"
+        )),
+        "{err}"
+    );
+    // beside a report that needs every range or every call (read together:
+    // the NVTX reports neither all first nor all last), or with a window
+    // found among the ranges, nothing is left out
+    for extra in [
+        &["-r", "nvtx_gpu_proj_sum,nvtx_sum"][..],
+        &["-r", "nvtx_gpu_proj_sum,cuda_api_sum,nvtx_kern_sum"],
+        &["-r", "nvtx_gpu_proj_sum", "--filter-nvtx", "ncclSend"],
+    ] {
+        let out = run(rprof().args(["stats", "--json"]).args(extra).arg(&p));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success() && !err.contains("skipped"),
+            "{extra:?}: {err}"
+        );
+        assert!(
+            err.contains(&format!(
+                ", {} API calls, {} NVTX ranges\n",
+                calls.len(),
+                ranges.len()
+            )),
+            "{extra:?}: {err}"
+        );
+    }
+}

@@ -240,7 +240,9 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
                 t.or(stats::tables_for(r.name))
             });
         if args.filter_nvtx.is_some() {
+            // (the window is found among every range)
             want.nvtx = true;
+            want.launching_only = false;
         }
         let reading =
             crate::progress::Phase::spinner(on, &format!("reading {}", args.file.display()));

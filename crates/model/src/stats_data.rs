@@ -550,6 +550,14 @@ pub struct Tables {
     pub api: bool,
     /// NVTX ranges.
     pub nvtx: bool,
+    /// Of the NVTX ranges and the CUDA API calls, only what `nvtx_kern_sum`
+    /// and the GPU projection look at: the calls that launched a kernel,
+    /// copy or set, and the ranges that enclose one of them on their own
+    /// thread. The others are counted on stderr, not kept (on a PyTorch
+    /// capture, over half the ranges: operators that launch nothing). Kept
+    /// by [`Tables::or`] only when every set that reads either table asks
+    /// for it.
+    pub launching_only: bool,
     /// OS runtime calls.
     pub osrt: bool,
     /// Unified-memory page faults.
@@ -569,11 +577,17 @@ impl Tables {
             memops: true,
             api: true,
             nvtx: true,
+            launching_only: false,
             osrt: true,
             um: true,
             thread_names: true,
             gpus: true,
         }
+    }
+
+    /// Whether the set reads the tables [`Tables::launching_only`] cuts.
+    fn reads_calls(&self) -> bool {
+        self.nvtx || self.api
     }
 
     /// The union of two sets.
@@ -584,6 +598,10 @@ impl Tables {
             memops: self.memops || o.memops,
             api: self.api || o.api,
             nvtx: self.nvtx || o.nvtx,
+            // (a set that reads neither table does not object)
+            launching_only: (self.reads_calls() || o.reads_calls())
+                && (!self.reads_calls() || self.launching_only)
+                && (!o.reads_calls() || o.launching_only),
             osrt: self.osrt || o.osrt,
             um: self.um || o.um,
             thread_names: self.thread_names || o.thread_names,
@@ -692,6 +710,45 @@ pub fn strip_api_version(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only the calls and ranges that launch survive a union only when
+    /// every set that reads either table asks for them; a set that reads
+    /// neither table does not object, and does not ask either.
+    #[test]
+    fn launching_only_survives_a_union_only_when_every_reader_asks() {
+        let launching = Tables {
+            kernels: true,
+            api: true,
+            nvtx: true,
+            launching_only: true,
+            ..Tables::default()
+        };
+        let kernels = Tables {
+            kernels: true,
+            ..Tables::default()
+        };
+        let api = Tables {
+            api: true,
+            ..Tables::default()
+        };
+        let nvtx = Tables {
+            nvtx: true,
+            ..Tables::default()
+        };
+        let fold = |sets: &[Tables]| {
+            sets.iter()
+                .fold(Tables::default(), |t, s| t.or(*s))
+                .launching_only
+        };
+        assert!(fold(&[launching]));
+        assert!(fold(&[launching, launching]));
+        assert!(fold(&[kernels, launching, kernels]));
+        assert!(!fold(&[launching, api]));
+        assert!(!fold(&[nvtx, launching]));
+        assert!(!fold(&[kernels]));
+        assert!(!fold(&[]));
+        assert!(!Tables::all().launching_only);
+    }
 
     #[test]
     fn nvtx_row_keeps_open_ends_and_domains_in_48_bytes() {

@@ -1421,6 +1421,7 @@ pub fn tables_for(report: &str) -> Tables {
             kernels: true,
             api: true,
             nvtx: true,
+            launching_only: true,
             ..t
         },
         "nvtx_gpu_proj_sum" | "nvtx_gpu_proj_trace" => Tables {
@@ -1428,6 +1429,7 @@ pub fn tables_for(report: &str) -> Tables {
             memops: true,
             api: true,
             nvtx: true,
+            launching_only: true,
             ..t
         },
         "osrt_sum" => Tables { osrt: true, ..t },

@@ -364,6 +364,18 @@ struct Ridx {
     style: RangeStyle,
 }
 
+/// A range as `nvtx_gpu_proj_trace` keeps it: a [`Ridx`] with its thread
+/// by number (40 bytes, not 48, for each range of the index).
+#[derive(Clone, Copy, Debug)]
+struct TraceRange {
+    id: i64,
+    start: i64,
+    end: i64,
+    thread: u32,
+    name: NameId,
+    style: RangeStyle,
+}
+
 /// Ranges by index, as [`Ridx`]s: the index's own ([`Ranges`]) or, in
 /// tests, a vector of them.
 trait RangeTable: Sync {
@@ -420,9 +432,23 @@ impl<'a> Ranges<'a> {
             .unwrap_or((u64::MAX, u64::MAX))
     }
 
-    /// Every range of the index, as a vector.
-    fn to_vec(self) -> Vec<Ridx> {
-        (0..self.rows.len()).map(|i| self.at(i)).collect()
+    /// Every range of the index, as the trace prints it, and the threads
+    /// by number.
+    fn to_trace(self) -> (Vec<TraceRange>, Vec<(u64, u64)>) {
+        let ranges = (0..self.rows.len())
+            .map(|i| {
+                let r = &self.rows[i];
+                TraceRange {
+                    id: r.id,
+                    start: r.start_ns,
+                    end: r.end_ns().or(self.max).unwrap_or(i64::MIN),
+                    thread: r.thread,
+                    name: r.name,
+                    style: r.style,
+                }
+            })
+            .collect();
+        (ranges, self.threads.to_vec())
     }
 }
 
@@ -912,6 +938,25 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             }
         }
         hits.par_sort_unstable();
+        // nsys's order: range name, pid, tid, total (desc), style, kernel name;
+        // names by pre-computed ranks, no range first. (Waited for here, not
+        // once the groups are made: the ranker's sort keys, 40 bytes a name,
+        // were held beside the hits and the groups, 0.3 GB of the 3 M-kernel
+        // export's peak.)
+        let rank = match ranker.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let rank_of = |n: NameId| {
+            if n == NONE {
+                0
+            } else {
+                rank.get(n as usize)
+                    .copied()
+                    .unwrap_or(u32::MAX)
+                    .saturating_add(1)
+            }
+        };
         // a group as it is sorted: its kernels' durations lie at
         // `at..at + n` of `grouped` (48 bytes a group)
         struct Group {
@@ -923,7 +968,9 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
             style: u8,
             total: i64,
             at: u64,
-            /// the ranks of the range's and the kernel's names (for the order)
+            /// the ranks of the range's and the kernel's names (for the order,
+            /// set as the group is made: looked up at every comparison, the
+            /// ranks were a cache miss each)
             ranks: [u32; 2],
         }
         let mut groups: Vec<Group> = Vec::new();
@@ -963,30 +1010,13 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
                 style: h.style,
                 total: Stat::of_sorted(durs).total,
                 at: at as u64,
-                ranks: [0; 2],
+                ranks: [rank_of(h.range), rank_of(h.kname)],
             });
             i = j;
         }
         drop(hits);
-        // nsys's order: range name, pid, tid, total (desc), style, kernel name;
-        // names by pre-computed ranks, no range first
-        let rank = match ranker.join() {
-            Ok(r) => r,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        let rank_of = |n: NameId| {
-            if n == NONE {
-                0
-            } else {
-                rank.get(n as usize)
-                    .copied()
-                    .unwrap_or(u32::MAX)
-                    .saturating_add(1)
-            }
-        };
-        // the threads renumbered in (pid, tid) order, and each row's names'
-        // ranks set once: looked up at every comparison, the ranks were a
-        // cache miss each
+        drop(rank);
+        // the threads renumbered in (pid, tid) order
         let mut order: Vec<u32> = (0..threads.len() as u32).collect();
         order.sort_unstable_by_key(|&t| threads[t as usize]);
         let mut renumber = vec![NONE; threads.len()];
@@ -996,7 +1026,6 @@ pub fn kern_sum(v: &View<'_>, req: &Request) -> Table {
         let threads: Vec<(u64, u64)> = order.iter().map(|&t| threads[t as usize]).collect();
         groups.par_iter_mut().for_each(|r| {
             r.thread = renumber.get(r.thread as usize).copied().unwrap_or(NONE);
-            r.ranks = [rank_of(r.range), rank_of(r.kname)];
         });
         // (no thread first)
         groups.par_sort_unstable_by(|a, b| {
@@ -1106,24 +1135,29 @@ fn proj_rows(mut t: Table, v: &View<'_>, api: &[ApiRow], trace: bool) -> Table {
     } = pr;
     if trace {
         // the range stacks: past MAX_STACK levels (or once the total budget
-        // is spent, in range order) only the innermost ids, after `:...`
-        let mut rows: Vec<(u32, u32)> = Vec::new();
+        // is spent, in range order: from range `cut_from` on) only the
+        // innermost ids, after `:...`
+        let mut rows: Vec<u32> = Vec::new();
         let mut stack_budget = MAX_STACK_TOTAL;
-        for (i, p) in proj.iter().enumerate() {
-            if p.is_none() {
+        let mut cut_from = NONE;
+        for (i, &n) in nops.iter().enumerate() {
+            if n == 0 {
                 continue;
+            }
+            if stack_budget == 0 && cut_from == NONE {
+                cut_from = i as u32;
             }
             let cap = if stack_budget > 0 { MAX_STACK } else { 1 };
             let len = (level[i] as usize + 1).min(cap);
             stack_budget = stack_budget.saturating_sub(len);
-            rows.push((i as u32, cap as u32));
+            rows.push(i as u32);
         }
         // nsys's ORDER BY names the headings without their unit suffix, so
         // SQLite sorts by constants and the rows come in range-id order
         // (the row outside every range first): rprof keeps that order
-        let ranges = ranges.to_vec();
-        if !rows.is_sorted_by_key(|r| ranges[r.0 as usize].id) {
-            rows.par_sort_by_key(|r| ranges[r.0 as usize].id);
+        let (ranges, threads) = ranges.to_trace();
+        if !rows.is_sorted_by_key(|&r| ranges[r as usize].id) {
+            rows.par_sort_by_key(|&r| ranges[r as usize].id);
         }
         let outside = outside.map(|(s0, e0, mut corr, pid, tid)| {
             corr.sort_unstable();
@@ -1132,8 +1166,10 @@ fn proj_rows(mut t: Table, v: &View<'_>, api: &[ApiRow], trace: bool) -> Table {
         });
         t.source = Some(Box::new(ProjTraceRows {
             rows,
+            cut_from,
             outside,
             ranges,
+            threads,
             proj,
             nops,
             level,
@@ -1142,14 +1178,17 @@ fn proj_rows(mut t: Table, v: &View<'_>, api: &[ApiRow], trace: bool) -> Table {
         }));
         return t;
     }
+    drop(parent);
     // groups by (name, style), by sorting (key, projected duration, range);
     // each range's own figures ride along, read in range order here rather
     // than looked up in name order below (four cache misses a range)
     let mut pairs: Vec<ProjPair> = proj
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| {
-            let (ps, pe) = (*p)?;
+        .filter_map(|(i, &(ps, pe))| {
+            if nops.get(i).is_none_or(|&n| n == 0) {
+                return None;
+            }
             let r = ranges.at(i);
             Some(ProjPair {
                 name: r.name,
@@ -1163,7 +1202,7 @@ fn proj_rows(mut t: Table, v: &View<'_>, api: &[ApiRow], trace: bool) -> Table {
             })
         })
         .collect();
-    drop((ranges, proj, nops, level, children, parent));
+    drop((ranges, proj, nops, level, children));
     pairs.par_sort_unstable_by_key(|p| (p.name, p.style, p.dur, p.range));
     // where each group of pairs starts (they are sorted by group), then the
     // groups summarised side by side, each row made in its place (made in
@@ -1176,12 +1215,13 @@ fn proj_rows(mut t: Table, v: &View<'_>, api: &[ApiRow], trace: bool) -> Table {
         }
     }
     starts.push(pairs.len());
-    // a row is its group's total, name and place among the pairs; its
+    // a row is its group's total, name, number and size; its
     // other figures are worked out as it is written (the whole row, 104
     // bytes, made millions of rows to fill and sort)
     let mut rows: Vec<ProjSumRow> = starts
         .par_windows(2)
-        .map(|w| proj_sum_row(&pairs, w[0]..w[1]))
+        .enumerate()
+        .map(|(g, w)| proj_sum_row(&pairs, w[0]..w[1], g))
         .collect();
     // nsys: total (desc), then the name's bytes and the style; rows of
     // equal totals are put in that order run by run (see `range_sum`)
@@ -1199,48 +1239,41 @@ fn proj_rows(mut t: Table, v: &View<'_>, api: &[ApiRow], trace: bool) -> Table {
     // the pairs in output order, each row's figures worked out from its
     // run of them as the row is written (made beforehand, in output
     // order, the rows' figures were 96 bytes a row of fresh memory; worked
-    // out from the pairs in group order, they were read at random)
-    let ends: Vec<u32> = rows
-        .iter()
-        .scan(0u32, |end, r| {
-            *end = end.saturating_add(r.len);
-            Some(*end)
-        })
-        .collect();
-    // (gathered a block of rows at a time, each block into its own part
-    // of the vector)
-    let mut ordered: Vec<ProjPair> = vec![ProjPair::EMPTY; pairs.len()];
-    let mut blocks: Vec<(&[ProjSumRow], &mut [ProjPair])> = Vec::new();
-    let mut rest: &mut [ProjPair] = &mut ordered;
-    for block in rows.chunks(GATHER_ROWS) {
-        let len: usize = block.iter().map(|r| r.len as usize).sum();
-        let all = std::mem::take(&mut rest);
-        let (part, tail) = all.split_at_mut(len.min(all.len()));
-        blocks.push((block, part));
-        rest = tail;
-    }
-    blocks.into_par_iter().for_each(|(block, part)| {
-        let mut at = 0;
-        for r in block {
-            let run = pairs
-                .get(r.start as usize..r.start as usize + r.len as usize)
-                .unwrap_or(&[]);
-            if let Some(dst) = part.get_mut(at..at + run.len()) {
-                dst.copy_from_slice(run);
-            }
-            at += run.len();
+    // out from the pairs in group order, they were read at random). Each
+    // pair is given its row's place in `range`, then the pairs are sorted
+    // by it in place: gathered into a second vector, the pairs were held
+    // twice, 0.3 GB of the 3 M-kernel export's peak. (A range's index only
+    // broke ties of equal durations within a group, whose figures do not
+    // depend on the order of those.)
+    let mut place = vec![0u32; rows.len()];
+    let mut ends: Vec<u32> = Vec::with_capacity(rows.len());
+    let mut end = 0u32;
+    for (i, r) in rows.iter().enumerate() {
+        if let Some(p) = place.get_mut(r.group as usize) {
+            *p = i as u32;
         }
-    });
-    let pairs = ordered;
+        end = end.saturating_add(r.len);
+        ends.push(end);
+    }
     drop(rows);
+    for (g, w) in starts.windows(2).enumerate() {
+        let row = place.get(g).copied().unwrap_or(NONE);
+        for p in pairs.get_mut(w[0]..w[1]).unwrap_or(&mut []) {
+            p.range = row;
+        }
+    }
+    drop((place, starts));
+    pairs.par_sort_unstable_by_key(|p| (p.range, p.dur));
     t.source = Some(Box::new(ProjSumRows { pairs, ends }));
     t
 }
 
 /// What `nvtx_gpu_proj_sum` and `_trace` know of each range.
 struct Projection {
-    /// first start, last end of the range's GPU operations
-    proj: Vec<Option<(i64, i64)>>,
+    /// first start, last end of the range's GPU operations: a range has
+    /// them iff it has operations (`nops` above 0, counted over the same
+    /// calls)
+    proj: Vec<(i64, i64)>,
     /// distinct correlation ids
     nops: Vec<u32>,
     level: Vec<u32>,
@@ -1282,7 +1315,7 @@ fn projection<'s>(v: &'s View<'_>, api: &[ApiRow]) -> (Ranges<'s>, Projection) {
             (index, ops, spans, q)
         },
     );
-    let projection = project((ranges, &by_thread), &index, (ops, spans), &slot, queries);
+    let projection = project((ranges, by_thread), index, (ops, spans), slot, queries);
     (ranges, projection)
 }
 
@@ -1322,45 +1355,30 @@ fn parents_and_levels(ranges: &Ranges<'_>, by_thread: &ByThread) -> (Vec<u32>, V
     (parent, level)
 }
 
-/// [`projection`] once the ranges and the calls are indexed.
+/// [`projection`] once the ranges and the calls are indexed. Each index is
+/// let go once it has served (held to the end, the calls' index and the
+/// ranges' lists were 0.14 GB of the 3 M-kernel export's peak).
 fn project(
-    (ranges, by_thread): (Ranges<'_>, &ByThread),
-    index: &super::ApiIndex<'_>,
+    (ranges, by_thread): (Ranges<'_>, ByThread),
+    index: super::ApiIndex<'_>,
     (ops, spans): (Vec<GpuOp>, Vec<std::ops::Range<usize>>),
-    slot: &[u32],
+    slot: Vec<u32>,
     queries: Vec<Query>,
 ) -> Projection {
-    // each range's parent and level beside the enclosing ranges of the
-    // calls (neither needs the other)
-    let (found, (parent, level)) = rayon::join(
-        || Found::new(&ranges, by_thread, &queries),
-        || parents_and_levels(&ranges, by_thread),
-    );
-    drop(queries);
     // per launching call (a query): first start and last end of the
     // operations it launched, and its correlation id. Each range's
     // figures are then gathered from its calls, not from every
     // (operation, call, range): the (range, correlation id) pairs that
     // counted the distinct ids were tens of millions of bytes to fill
-    // and sort on the 1 M-kernel export, most of them written once
-    let mut by_call: Vec<Option<(i64, i64, i64)>> = vec![None; found.spans.len()];
-    // operations launched outside every range: nsys's trace prints them as
-    // one row without a range (first start, last end, distinct ids; pid and
-    // tid of the first such call)
-    let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
+    // and sort on the 1 M-kernel export, most of them written once.
+    // Made before the ranges are searched, so that the operations, their
+    // calls and the calls' index are let go first (held beside the
+    // search, they were 0.33 GB of the 3 M-kernel export's peak).
+    let mut by_call: Vec<Option<(i64, i64, i64)>> = vec![None; queries.len()];
     for (op, span) in ops.iter().zip(&spans) {
         for p in span.clone() {
-            let q = slot[p];
-            let call = match by_call.get_mut(q as usize) {
-                Some(call) if !found.get(q).is_empty() => call,
-                _ => {
-                    let c = index.at(p);
-                    let o = outside.get_or_insert((op.0, op.1, Vec::new(), c.pid, c.tid));
-                    o.0 = o.0.min(op.0);
-                    o.1 = o.1.max(op.1);
-                    o.2.push(c.correlation);
-                    continue;
-                }
+            let Some(call) = slot.get(p).and_then(|&q| by_call.get_mut(q as usize)) else {
+                continue;
             };
             match call {
                 Some(c) => {
@@ -1371,16 +1389,45 @@ fn project(
             }
         }
     }
-    drop(ops);
-    drop(spans);
-    // per range: first start, last end (the calls' own, merged)
-    let mut proj: Vec<Option<(i64, i64)>> = vec![None; ranges.len()];
+    drop((ops, spans, index, slot));
+    // each range's parent and level beside the enclosing ranges of the
+    // calls (neither needs the other)
+    let (found, (parent, level)) = rayon::join(
+        || Found::new(&ranges, &by_thread, &queries),
+        || parents_and_levels(&ranges, &by_thread),
+    );
+    drop(by_thread);
+    // operations launched outside every range: nsys's trace prints them as
+    // one row without a range (first start, last end, distinct ids; pid and
+    // tid of the first such call). Calls are numbered in the order the
+    // operations first name them, so the first such call is the one of
+    // the lowest number.
+    let mut outside: Option<(i64, i64, Vec<i64>, u64, u64)> = None;
+    for (q, call) in by_call.iter_mut().enumerate() {
+        if !found.get(q as u32).is_empty() {
+            continue;
+        }
+        let Some((s0, e0, corr)) = call.take() else {
+            continue;
+        };
+        let o = outside.get_or_insert_with(|| {
+            let (pid, tid) = queries.get(q).map_or((0, 0), |c| (c.0, c.1));
+            (s0, e0, Vec::new(), pid, tid)
+        });
+        o.0 = o.0.min(s0);
+        o.1 = o.1.max(e0);
+        o.2.push(corr);
+    }
+    drop(queries);
+    // per range: first start, last end (the calls' own, merged; a range
+    // has them iff it has operations: `nops` counts over the same calls)
+    let mut proj: Vec<(i64, i64)> = vec![(i64::MAX, i64::MIN); ranges.len()];
     for (q, call) in by_call.iter().enumerate() {
         let Some((s, e, _)) = *call else {
             continue;
         };
         for &ri in found.get(q as u32) {
-            let p = proj[ri as usize].get_or_insert((s, e));
+            let p = &mut proj[ri as usize];
             p.0 = p.0.min(s);
             p.1 = p.1.max(e);
         }
@@ -1416,7 +1463,7 @@ fn project(
     drop(by_corr);
     let mut children = vec![0u32; ranges.len()];
     for (i, &p) in parent.iter().enumerate() {
-        if p != NONE && proj[i].is_some() {
+        if p != NONE && nops[i] > 0 {
             children[p as usize] += 1;
         }
     }
@@ -1435,7 +1482,8 @@ fn project(
 struct ProjPair {
     name: NameId,
     style: RangeStyle,
-    /// the range's index, which orders equal durations
+    /// the range's index, which orders equal durations; once the rows are
+    /// in order, the place of the pair's row
     range: u32,
     /// projected duration
     dur: i64,
@@ -1445,25 +1493,8 @@ struct ProjPair {
     children: u32,
 }
 
-impl ProjPair {
-    const EMPTY: ProjPair = ProjPair {
-        name: NONE,
-        style: RangeStyle::PushPop,
-        range: NONE,
-        dur: 0,
-        range_len: 0,
-        ops: 0,
-        level: 0,
-        children: 0,
-    };
-}
-
-/// Rows per block of the gather of `nvtx_gpu_proj_sum`'s pairs into
-/// output order.
-const GATHER_ROWS: usize = 16384;
-
-/// The row of the group `pairs[at]` (sorted by duration).
-fn proj_sum_row(pairs: &[ProjPair], at: std::ops::Range<usize>) -> ProjSumRow {
+/// The row of the group `pairs[at]` (sorted by duration), the `number`th.
+fn proj_sum_row(pairs: &[ProjPair], at: std::ops::Range<usize>, number: usize) -> ProjSumRow {
     let group = pairs.get(at.clone()).unwrap_or(&[]);
     let sum: i128 = group.iter().map(|p| i128::from(p.dur)).sum();
     let (name, style) = group
@@ -1474,19 +1505,20 @@ fn proj_sum_row(pairs: &[ProjPair], at: std::ops::Range<usize>) -> ProjSumRow {
         total: sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
         name,
         style,
-        start: at.start as u32,
+        group: number as u32,
         len: at.len() as u32,
     }
 }
 
 /// One row of `nvtx_gpu_proj_sum`: its group's total, the name (for the
 /// order; once ordered among the rows of its total, its rank there), its
-/// style, where its pairs lie.
+/// style, its group's number and size.
 struct ProjSumRow {
     total: i64,
     name: NameId,
     style: RangeStyle,
-    start: u32,
+    /// the group's number, in pair order
+    group: u32,
     len: u32,
 }
 
@@ -1540,12 +1572,17 @@ impl RowSource for ProjSumRows {
 /// The rows of `nvtx_gpu_proj_trace`: the row outside every range first,
 /// then each range with GPU operations, in range-id order.
 struct ProjTraceRows {
-    /// (range index, most ids in its stack)
-    rows: Vec<(u32, u32)>,
+    /// range indices
+    rows: Vec<u32>,
+    /// the first range whose stack holds only its own id (after `:...`)
+    /// when it has a parent: the total budget of ids was spent before it
+    cut_from: u32,
     /// first start, last end, distinct ids, pid, tid
     outside: Option<(i64, i64, i64, u64, u64)>,
-    ranges: Vec<Ridx>,
-    proj: Vec<Option<(i64, i64)>>,
+    ranges: Vec<TraceRange>,
+    /// the ranges' threads by number: (pid, tid)
+    threads: Vec<(u64, u64)>,
+    proj: Vec<(i64, i64)>,
     nops: Vec<u32>,
     level: Vec<u32>,
     children: Vec<u32>,
@@ -1572,18 +1609,24 @@ impl RowSource for ProjTraceRows {
             (Some(_), i) => i - 1,
             (None, i) => i,
         };
-        let (ri, cap) = self.rows[i];
+        let ri = self.rows[i];
+        let cap = if ri < self.cut_from { MAX_STACK } else { 1 };
         let ri = ri as usize;
         let r = &self.ranges[ri];
-        let (ps, pe) = self.proj[ri].unwrap_or((0, 0));
+        let (pid, tid) = self
+            .threads
+            .get(r.thread as usize)
+            .copied()
+            .unwrap_or((u64::MAX, u64::MAX));
+        let (ps, pe) = self.proj[ri];
         out[0] = Cell::Name(r.name);
         out[1] = Cell::Int(ps);
         out[2] = Cell::Int(pe - ps);
         out[3] = Cell::Int(r.start);
         out[4] = Cell::Int(r.end - r.start);
         set_text(&mut out[5], r.style.as_str());
-        out[6] = Cell::Int(r.pid as i64);
-        out[7] = Cell::Int(r.tid as i64);
+        out[6] = Cell::Int(pid as i64);
+        out[7] = Cell::Int(tid as i64);
         out[8] = Cell::Int(i64::from(self.nops[ri]));
         out[9] = Cell::Int(i64::from(self.level[ri]));
         out[10] = Cell::Int(i64::from(self.children[ri]));
@@ -1597,7 +1640,7 @@ impl RowSource for ProjTraceRows {
         let mut cur = ri as u32;
         let mut cut = false;
         loop {
-            if stack.len() == cap as usize {
+            if stack.len() == cap {
                 cut = true;
                 break;
             }
