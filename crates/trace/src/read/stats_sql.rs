@@ -379,7 +379,7 @@ fn read_beside_nvtx(
 /// or set, and the NVTX ranges that enclose one of them (the table read on
 /// two connections too). Read beside the other tables, every range and its
 /// text were held at once: 14.3 M ranges and 13.9 M distinct texts on the
-/// 3 M-kernel export, of which 56 % enclose no launch. The notes come in
+/// 3 M-kernel export, of which half enclose no launch. The notes come in
 /// the order of [`read_beside_nvtx`]'s, the rows left out after the table's
 /// own.
 fn read_launching_nvtx(
