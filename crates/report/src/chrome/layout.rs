@@ -19,8 +19,12 @@ use rprof_gpu::usage::{DeviceUsage, KernelTime};
 use rprof_model::Kernels;
 use rprof_model::{Source, ThreadKey, Trace};
 
-use super::writer::{Arg, ChromeWriter, Counts, Slice};
+use rayon::prelude::*;
+
+use super::writer::{Arg, ChromeWriter, Counts, Events, Slice};
 use crate::model::{self, Models, known_bytes, known_flops};
+use rprof_model::KernelRef;
+use rprof_ops::Resolved;
 
 /// Process and thread ids of the tracks.
 struct Tracks {
@@ -188,6 +192,74 @@ impl Ids {
     }
 }
 
+impl Ids {
+    /// The trace's pid of `pid` in profile `rank`, as [`Ids::pid`] gave
+    /// it before (callers run [`Ids::pid`] on it first, in the order the
+    /// events are written: the ids are numbered in that order).
+    fn get(&self, rank: Option<usize>, pid: u64) -> u64 {
+        match rank {
+            None => pid,
+            Some(r) => self.pids.get(&(r, pid)).copied().unwrap_or(0),
+        }
+    }
+}
+
+/// Ranges, launch calls or copies per piece of events formatted on one
+/// thread.
+const PIECE: usize = 4096;
+/// Kernels per piece: a chunk of records is 4096 kernels
+/// (`rprof_trace::build::CHUNK`), written as several pieces.
+const KERNEL_PIECE: usize = 1024;
+/// Pieces formatted at once: what is held (a few hundred bytes an event)
+/// stays under 10 MB.
+const BATCH: usize = 8;
+
+/// Write an event or two for each of `items` with `f` (which returns
+/// whether it wrote any): the items are formatted in pieces of `piece` on
+/// the pool's threads and the pieces added in order, so the document's
+/// bytes are those of writing them one by one. `spare` keeps the pieces'
+/// buffers from one call to the next. The number of items written.
+///
+/// Formatting is most of an export's CPU after the read (a gigabyte of
+/// JSON at 1 M kernels); on one thread it left the other cores idle.
+fn write_pieces<W: Write, T: Sync>(
+    w: &mut ChromeWriter<W>,
+    spare: &mut Vec<Events>,
+    items: &[T],
+    piece: usize,
+    f: impl Fn(&mut Events, usize, &T) -> bool + Sync,
+) -> io::Result<u64> {
+    let mut n = 0;
+    let piece = piece.max(1);
+    for (b, batch) in items.chunks(piece * BATCH).enumerate() {
+        let k = batch.len().div_ceil(piece);
+        while spare.len() < k {
+            spare.push(w.piece());
+        }
+        for ev in &mut spare[..k] {
+            w.reuse(ev);
+        }
+        let counts: Vec<u64> = spare[..k]
+            .par_iter_mut()
+            .zip(batch.par_chunks(piece))
+            .enumerate()
+            .map(|(i, (ev, chunk))| {
+                let base = b * piece * BATCH + i * piece;
+                let mut k = 0;
+                for (j, x) in chunk.iter().enumerate() {
+                    k += u64::from(f(ev, base + j, x));
+                }
+                k
+            })
+            .collect();
+        for (ev, k) in spare.iter_mut().zip(counts) {
+            n += k;
+            w.append(ev)?;
+        }
+    }
+    Ok(n)
+}
+
 /// Busy share per bucket of each GPU's kernels, as a counter track.
 fn utilization<W: Write>(
     w: &mut ChromeWriter<W>,
@@ -266,10 +338,20 @@ pub struct Profile {
     models: Models,
 }
 
+impl Profile {
+    /// The op models' state, taken out to resolve the chunks on a thread
+    /// of their own ([`Timeline::kernels_resolved`]).
+    pub fn take_models(&mut self) -> Models {
+        std::mem::take(&mut self.models)
+    }
+}
+
 /// Streams profiles as one Chrome trace-event document to `W`.
 pub struct Timeline<W: Write> {
     w: ChromeWriter<W>,
     ids: Ids,
+    /// The buffers of the pieces formatted on other threads.
+    spare: Vec<Events>,
 }
 
 impl<W: Write> Timeline<W> {
@@ -278,6 +360,7 @@ impl<W: Write> Timeline<W> {
         Ok(Timeline {
             w: ChromeWriter::new(out, zero_ns)?,
             ids: Ids::default(),
+            spare: Vec::new(),
         })
     }
 
@@ -307,6 +390,7 @@ impl<W: Write> Timeline<W> {
     ) -> io::Result<Profile> {
         let w = &mut self.w;
         let ids = &mut self.ids;
+        let spare = &mut self.spare;
         let t = tracks(trace);
         let group = |name: String| match rank {
             Some(r) => format!("rank {r}: {name}"),
@@ -368,18 +452,50 @@ impl<W: Write> Timeline<W> {
         } else {
             "nvtx"
         };
-        for r in &trace.ranges {
-            if !window.keeps(r.start_ns, r.end_ns) {
-                continue;
+        // (the ids of every process the events name, in the order they
+        // are written: a profile of several numbers its processes so)
+        if rank.is_some() {
+            for r in trace
+                .ranges
+                .iter()
+                .filter(|r| window.keeps(r.start_ns, r.end_ns))
+            {
+                ids.pid(rank, t.thread(trace, r.thread).0);
             }
-            n[3] += 1;
+            for l in trace
+                .launches
+                .iter()
+                .filter(|l| window.keeps(l.start_ns, l.end_ns))
+            {
+                ids.pid(rank, l.pid);
+            }
+            for m in trace
+                .memops
+                .iter()
+                .filter(|m| window.keeps(m.start_ns, m.end_ns))
+            {
+                ids.pid(rank, t.gpu(m.device));
+                if let Some(l) = m
+                    .launch
+                    .and_then(|i| trace.launches.get(i as usize))
+                    .filter(|l| window.keeps(l.start_ns, l.end_ns))
+                {
+                    ids.pid(rank, l.pid);
+                }
+            }
+        }
+        let ids_now: &Ids = ids;
+        n[3] = write_pieces(w, spare, &trace.ranges, PIECE, |ev, _, r| {
+            if !window.keeps(r.start_ns, r.end_ns) {
+                return false;
+            }
             let (pid, tid) = t.thread(trace, r.thread);
-            let pid = ids.pid(rank, pid);
+            let pid = ids_now.get(rank, pid);
             let domain = trace.domain_name(r.thread, r.domain);
             let args: Vec<(&str, Arg<'_>)> = domain
                 .map(|d| vec![("domain", Arg::Str(d))])
                 .unwrap_or_default();
-            w.slice(&Slice {
+            ev.slice(&Slice {
                 pid,
                 tid,
                 name: trace.strings.get(r.text),
@@ -387,32 +503,32 @@ impl<W: Write> Timeline<W> {
                 start_ns: r.start_ns,
                 dur_ns: r.end_ns - r.start_ns,
                 args: &args,
-            })?;
-        }
-        for l in &trace.launches {
+            });
+            true
+        })?;
+        n[2] = write_pieces(w, spare, &trace.launches, PIECE, |ev, _, l| {
             if !window.keeps(l.start_ns, l.end_ns) {
-                continue;
+                return false;
             }
-            n[2] += 1;
             let name = l.api.map_or("CUDA API call", |a| trace.strings.get(a));
-            w.slice(&Slice {
-                pid: ids.pid(rank, l.pid),
+            ev.slice(&Slice {
+                pid: ids_now.get(rank, l.pid),
                 tid: l.tid,
                 name,
                 cat: "cuda_api",
                 start_ns: l.start_ns,
                 dur_ns: l.end_ns - l.start_ns,
                 args: &[("correlation", Arg::Int(i128::from(l.correlation)))],
-            })?;
-        }
+            });
+            true
+        })?;
 
         // memory copies and sets, with their flows
         let first_memop_flow = flow_base + trace.kernels.len() as u64 + 1;
-        for (j, m) in trace.memops.iter().enumerate() {
+        n[1] = write_pieces(w, spare, &trace.memops, PIECE, |ev, j, m| {
             if !window.keeps(m.start_ns, m.end_ns) {
-                continue;
+                return false;
             }
-            n[1] += 1;
             let name = trace.strings.get(m.name);
             let cat = if name.starts_with("Memset") {
                 "gpu_memset"
@@ -423,8 +539,8 @@ impl<W: Write> Timeline<W> {
             if let Some(b) = m.bytes {
                 args.push(("bytes", Arg::Int(i128::from(b))));
             }
-            let (pid, tid) = (ids.pid(rank, t.gpu(m.device)), stream_tid(m.stream));
-            w.slice(&Slice {
+            let (pid, tid) = (ids_now.get(rank, t.gpu(m.device)), stream_tid(m.stream));
+            ev.slice(&Slice {
                 pid,
                 tid,
                 name,
@@ -432,17 +548,18 @@ impl<W: Write> Timeline<W> {
                 start_ns: m.start_ns,
                 dur_ns: m.end_ns - m.start_ns,
                 args: &args,
-            })?;
+            });
             if let Some(l) = m
                 .launch
                 .and_then(|i| trace.launches.get(i as usize))
                 .filter(|l| window.keeps(l.start_ns, l.end_ns))
             {
                 let id = first_memop_flow + j as u64;
-                w.flow_start(id, ids.pid(rank, l.pid), l.tid, l.start_ns)?;
-                w.flow_end(id, pid, tid, m.start_ns)?;
+                ev.flow_start(id, ids_now.get(rank, l.pid), l.tid, l.start_ns);
+                ev.flow_end(id, pid, tid, m.start_ns);
             }
-        }
+            true
+        })?;
 
         Ok(Profile {
             rank,
@@ -459,78 +576,112 @@ impl<W: Write> Timeline<W> {
     /// Write a chunk of the profile's kernel records (in start order), with
     /// the models' numbers.
     pub fn kernels(&mut self, p: &mut Profile, recs: &Kernels<'_>) -> io::Result<()> {
-        let w = &mut self.w;
-        let ids = &mut self.ids;
         let resolved = p.models.resolve(recs);
-        let est = model::estimate(recs, &resolved);
+        self.kernels_resolved(p, recs, &resolved)
+    }
+
+    /// [`Timeline::kernels`] with the chunk's backward lookups already run
+    /// (by the models [`Profile::take_models`] gave, on the chunks in order):
+    /// the lookups may then run on a thread of their own, beside the
+    /// writing.
+    pub fn kernels_resolved(
+        &mut self,
+        p: &mut Profile,
+        recs: &Kernels<'_>,
+        resolved: &[Resolved],
+    ) -> io::Result<()> {
+        let est = model::estimate(recs, resolved);
         let (t, rank, window, flow_base) = (&p.t, p.rank, p.window, p.flow_base);
-        let n = &mut p.n;
-        let mut idx = p.idx;
-        for (r, e) in recs.iter().zip(&est) {
-            idx += 1;
-            let (Some(start), Some(end)) = (r.start_ns, r.end_ns) else {
-                continue;
-            };
-            if !window.keeps(start, end) {
-                continue;
-            }
-            n[0] += 1;
-            let (pid, tid) = (ids.pid(rank, t.gpu(r.device)), stream_tid(r.stream));
-            let flops = known_flops(&e.estimate);
-            let bytes = known_bytes(&e.estimate);
-            let mut args: Vec<(&str, Arg<'_>)> = Vec::with_capacity(16);
-            if !e.op.is_empty() {
-                args.push(("op", Arg::Str(e.op)));
-            }
-            if !e.module.is_empty() && e.module != "na" {
-                args.push(("module", Arg::Str(e.module)));
-            }
-            if e.estimate.params != "na=na," {
-                args.push(("params", Arg::Str(&e.estimate.params)));
-            }
-            if let Some(f) = flops {
-                args.push(("flops", Arg::Int(f)));
-            }
-            if let Some(b) = bytes {
-                args.push(("bytes", Arg::Int(b)));
-            }
-            args.push(("tensor cores", Arg::Str(e.estimate.tc.as_str())));
-            args.push(("dir", Arg::Str(r.dir.as_str())));
-            if let Some(s) = r.stack().last() {
-                args.push(("nvtx", Arg::Str(s)));
-            }
-            args.push(("grid", Arg::Dims(r.grid)));
-            args.push(("block", Arg::Dims(r.block)));
-            if let Some(x) = r.regs {
-                args.push(("registers per thread", Arg::Int(i128::from(x))));
-            }
-            if let Some(x) = r.static_smem_bytes {
-                args.push(("static shared memory", Arg::Int(i128::from(x))));
-            }
-            if let Some(x) = r.dynamic_smem_bytes {
-                args.push(("dynamic shared memory", Arg::Int(i128::from(x))));
-            }
-            if let Some(c) = r.correlation {
-                args.push(("correlation", Arg::Int(i128::from(c))));
-            }
-            w.slice(&Slice {
-                pid,
-                tid,
-                name: &r.short_name,
-                cat: "kernel",
-                start_ns: start,
-                dur_ns: end - start,
-                args: &args,
-            })?;
-            let launch_kept = r
-                .launch_end_ns
-                .is_some_and(|le| r.launch_start_ns.is_some_and(|ls| window.keeps(ls, le)));
-            if let (Some(lp), Some(ls), true) = (r.pid, r.launch_start_ns, launch_kept) {
-                w.flow_start(flow_base + idx, ids.pid(rank, lp), r.tid, ls)?;
-                w.flow_end(flow_base + idx, pid, tid, start)?;
+        let first = p.idx;
+        // when a kernel is written, and whether its flow is
+        let kept = |r: &KernelRef<'_, '_>| match (r.start_ns, r.end_ns) {
+            (Some(start), Some(end)) if window.keeps(start, end) => Some((
+                start,
+                end,
+                r.launch_end_ns
+                    .is_some_and(|le| r.launch_start_ns.is_some_and(|ls| window.keeps(ls, le))),
+            )),
+            _ => None,
+        };
+        // (the process ids in the order the events name them)
+        if rank.is_some() {
+            for r in recs.iter() {
+                if let Some((_, _, flow)) = kept(&r) {
+                    self.ids.pid(rank, t.gpu(r.device));
+                    if let (Some(lp), Some(_), true) = (r.pid, r.launch_start_ns, flow) {
+                        self.ids.pid(rank, lp);
+                    }
+                }
             }
         }
-        p.idx = idx;
+        let ids = &self.ids;
+        let written = write_pieces(
+            &mut self.w,
+            &mut self.spare,
+            recs.rows(),
+            KERNEL_PIECE,
+            |ev, j, row| {
+                let r = recs.at(row);
+                let (Some((start, end, flow)), Some(e)) = (kept(&r), est.get(j)) else {
+                    return false;
+                };
+                let idx = first + j as u64 + 1;
+                let (pid, tid) = (ids.get(rank, t.gpu(r.device)), stream_tid(r.stream));
+                let flops = known_flops(&e.estimate);
+                let bytes = known_bytes(&e.estimate);
+                let mut args: Vec<(&str, Arg<'_>)> = Vec::with_capacity(16);
+                if !e.op.is_empty() {
+                    args.push(("op", Arg::Str(e.op)));
+                }
+                if !e.module.is_empty() && e.module != "na" {
+                    args.push(("module", Arg::Str(e.module)));
+                }
+                if e.estimate.params != "na=na," {
+                    args.push(("params", Arg::Str(&e.estimate.params)));
+                }
+                if let Some(f) = flops {
+                    args.push(("flops", Arg::Int(f)));
+                }
+                if let Some(b) = bytes {
+                    args.push(("bytes", Arg::Int(b)));
+                }
+                args.push(("tensor cores", Arg::Str(e.estimate.tc.as_str())));
+                args.push(("dir", Arg::Str(r.dir.as_str())));
+                if let Some(s) = r.stack().last() {
+                    args.push(("nvtx", Arg::Str(s)));
+                }
+                args.push(("grid", Arg::Dims(r.grid)));
+                args.push(("block", Arg::Dims(r.block)));
+                if let Some(x) = r.regs {
+                    args.push(("registers per thread", Arg::Int(i128::from(x))));
+                }
+                if let Some(x) = r.static_smem_bytes {
+                    args.push(("static shared memory", Arg::Int(i128::from(x))));
+                }
+                if let Some(x) = r.dynamic_smem_bytes {
+                    args.push(("dynamic shared memory", Arg::Int(i128::from(x))));
+                }
+                if let Some(c) = r.correlation {
+                    args.push(("correlation", Arg::Int(i128::from(c))));
+                }
+                ev.slice(&Slice {
+                    pid,
+                    tid,
+                    name: &r.short_name,
+                    cat: "kernel",
+                    start_ns: start,
+                    dur_ns: end - start,
+                    args: &args,
+                });
+                if let (Some(lp), Some(ls), true) = (r.pid, r.launch_start_ns, flow) {
+                    ev.flow_start(flow_base + idx, ids.get(rank, lp), r.tid, ls);
+                    ev.flow_end(flow_base + idx, pid, tid, start);
+                }
+                true
+            },
+        )?;
+        p.n[0] += written;
+        p.idx = first + recs.rows().len() as u64;
         Ok(())
     }
 

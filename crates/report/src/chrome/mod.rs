@@ -9,4 +9,4 @@ mod layout;
 mod writer;
 
 pub use layout::{Profile, Timeline, Window, Written, step_window, zero_ns};
-pub use writer::{Arg, ChromeWriter, Counts, FLOW_CAT, FLOW_NAME, Slice};
+pub use writer::{Arg, ChromeWriter, Counts, Events, FLOW_CAT, FLOW_NAME, Slice};

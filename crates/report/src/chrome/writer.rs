@@ -83,18 +83,38 @@ pub struct Counts {
 /// records' string escaper, and the buffer goes to `W` in pieces of about
 /// 64 KiB: hand-written because an export is a gigabyte of
 /// small fields, and `write!` with a `Write` call per field was a fifth
-/// of `export`'s time.
+/// of `export`'s time. Runs of events may also be formatted apart, on
+/// other threads ([`ChromeWriter::piece`], [`ChromeWriter::append`]): the
+/// document's bytes are the same as when each event is written here.
 #[derive(Debug)]
 pub struct ChromeWriter<W: Write> {
     w: W,
+    ev: Events,
+    first: bool,
+}
+
+/// Events formatted apart from the document, to be added to it in order
+/// with [`ChromeWriter::append`] (for formatting runs of events on several
+/// threads). Each event is preceded by its separator.
+#[derive(Debug, Default)]
+pub struct Events {
     buf: Vec<u8>,
     zero_ns: i64,
-    first: bool,
     counts: Counts,
 }
 
 /// Bytes gathered before they go to the writer.
 const SPILL: usize = 1 << 16;
+
+impl Counts {
+    fn add(&mut self, o: Counts) {
+        self.metadata += o.metadata;
+        self.slices += o.slices;
+        self.flow_starts += o.flow_starts;
+        self.flow_ends += o.flow_ends;
+        self.counters += o.counters;
+    }
+}
 
 impl<W: Write> ChromeWriter<W> {
     /// Start the document; timestamps are written relative to `zero_ns`.
@@ -103,37 +123,188 @@ impl<W: Write> ChromeWriter<W> {
         buf.extend_from_slice(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
         Ok(ChromeWriter {
             w,
-            buf,
-            zero_ns,
+            ev: Events {
+                buf,
+                zero_ns,
+                counts: Counts::default(),
+            },
             first: true,
-            counts: Counts::default(),
         })
     }
 
     /// What was written so far.
     pub fn counts(&self) -> Counts {
-        self.counts
+        self.ev.counts
+    }
+
+    /// An empty run of events with this writer's zero, to be filled (on
+    /// any thread) and then given to [`ChromeWriter::append`].
+    pub fn piece(&self) -> Events {
+        Events {
+            buf: Vec::new(),
+            zero_ns: self.ev.zero_ns,
+            counts: Counts::default(),
+        }
+    }
+
+    /// Make `piece` (emptied by [`ChromeWriter::append`]) ready to be
+    /// filled again: the zero of the timestamps is the writer's now.
+    pub fn reuse(&self, piece: &mut Events) {
+        piece.buf.clear();
+        piece.counts = Counts::default();
+        piece.zero_ns = self.ev.zero_ns;
+    }
+
+    /// Add the events of `piece` (from [`ChromeWriter::piece`]) after those
+    /// written so far, and empty it for reuse (its buffer kept: pieces
+    /// made anew each time cost a fresh mapping of their pages).
+    pub fn append(&mut self, piece: &mut Events) -> io::Result<()> {
+        self.ev.counts.add(std::mem::take(&mut piece.counts));
+        // every event of a piece comes after its `,`; the document's first
+        // event has none
+        let bytes = match piece.buf.split_first() {
+            None => return Ok(()),
+            Some((_, rest)) if self.first => {
+                self.first = false;
+                rest
+            }
+            Some(_) => &piece.buf[..],
+        };
+        let done = if self.ev.buf.len() + bytes.len() < SPILL {
+            self.ev.buf.extend_from_slice(bytes);
+            Ok(())
+        } else {
+            self.w
+                .write_all(&self.ev.buf)
+                .and_then(|()| self.w.write_all(bytes))
+                .map(|()| self.ev.buf.clear())
+        };
+        piece.buf.clear();
+        done
     }
 
     /// Start an event: hand what the buffer holds to the writer when it
     /// is full, then the separator.
-    fn begin(&mut self) -> io::Result<()> {
-        if self.buf.len() >= SPILL {
-            self.w.write_all(&self.buf)?;
-            self.buf.clear();
+    fn begin(&mut self) -> io::Result<&mut Events> {
+        let buf = &mut self.ev.buf;
+        if buf.len() >= SPILL {
+            self.w.write_all(buf)?;
+            buf.clear();
             // a buffer a long event enlarged (a range's text of megabytes)
             // is not kept for the rest of the trace
-            if self.buf.capacity() > 16 * SPILL {
-                self.buf = Vec::with_capacity(SPILL + 4096);
+            if buf.capacity() > 16 * SPILL {
+                *buf = Vec::with_capacity(SPILL + 4096);
             }
         }
         if self.first {
             self.first = false;
-            self.buf.push(b'\n');
+            buf.push(b'\n');
         } else {
-            self.buf.extend_from_slice(b",\n");
+            buf.extend_from_slice(b",\n");
         }
+        Ok(&mut self.ev)
+    }
+
+    /// Name process `pid` and say where it sorts among processes.
+    pub fn process_name(&mut self, pid: u64, name: &str, sort_index: i64) -> io::Result<()> {
+        self.begin()?
+            .metadata("process_name", pid, 0, "name", Arg::Str(name));
+        self.begin()?.metadata(
+            "process_sort_index",
+            pid,
+            0,
+            "sort_index",
+            Arg::Int(i128::from(sort_index)),
+        );
         Ok(())
+    }
+
+    /// Name thread `tid` of process `pid` and say where it sorts.
+    pub fn thread_name(
+        &mut self,
+        pid: u64,
+        tid: u64,
+        name: &str,
+        sort_index: i64,
+    ) -> io::Result<()> {
+        self.begin()?
+            .metadata("thread_name", pid, tid, "name", Arg::Str(name));
+        self.begin()?.metadata(
+            "thread_sort_index",
+            pid,
+            tid,
+            "sort_index",
+            Arg::Int(i128::from(sort_index)),
+        );
+        Ok(())
+    }
+
+    /// Write a complete event.
+    pub fn slice(&mut self, s: &Slice<'_>) -> io::Result<()> {
+        self.begin()?.slice_body(s);
+        Ok(())
+    }
+
+    /// Start flow `id` in the slice on `(pid, tid)` that encloses `ts_ns`
+    /// (a launch call: write it at the call's start).
+    pub fn flow_start(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
+        self.begin()?.flow_start_body(id, pid, tid, ts_ns);
+        Ok(())
+    }
+
+    /// End flow `id` in the slice on `(pid, tid)` enclosing `ts_ns` (`bp:
+    /// e`; a kernel: write it at the kernel's start).
+    pub fn flow_end(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
+        self.begin()?.flow_end_body(id, pid, tid, ts_ns);
+        Ok(())
+    }
+
+    /// A counter sample (`ph: C`): from `ts_ns` on, the counter `name` of
+    /// process `pid` has `value` (Perfetto draws one counter track per
+    /// process and name).
+    pub fn counter(&mut self, pid: u64, name: &str, ts_ns: i64, value: f64) -> io::Result<()> {
+        self.begin()?.counter_body(pid, name, ts_ns, value);
+        Ok(())
+    }
+
+    /// Change the zero of the timestamps written from now on (several
+    /// profiles in one trace, each aligned on its own start).
+    pub fn set_zero(&mut self, zero_ns: i64) {
+        self.ev.zero_ns = zero_ns;
+    }
+
+    /// Close the document, flush, and hand the writer back.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.ev.raw(b"\n]}\n");
+        self.w.write_all(&self.ev.buf)?;
+        self.ev.buf = Vec::new();
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+impl Events {
+    /// A complete event, as [`ChromeWriter::slice`] writes it.
+    pub fn slice(&mut self, s: &Slice<'_>) {
+        self.raw(b",\n");
+        self.slice_body(s);
+    }
+
+    /// A flow start, as [`ChromeWriter::flow_start`] writes it.
+    pub fn flow_start(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) {
+        self.raw(b",\n");
+        self.flow_start_body(id, pid, tid, ts_ns);
+    }
+
+    /// A flow end, as [`ChromeWriter::flow_end`] writes it.
+    pub fn flow_end(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) {
+        self.raw(b",\n");
+        self.flow_end_body(id, pid, tid, ts_ns);
+    }
+
+    /// What the piece holds.
+    pub fn counts(&self) -> Counts {
+        self.counts
     }
 
     fn raw(&mut self, s: &[u8]) {
@@ -169,15 +340,7 @@ impl<W: Write> ChromeWriter<W> {
         self.us(ns.saturating_sub(self.zero_ns));
     }
 
-    fn metadata(
-        &mut self,
-        what: &str,
-        pid: u64,
-        tid: u64,
-        arg: &str,
-        value: Arg<'_>,
-    ) -> io::Result<()> {
-        self.begin()?;
+    fn metadata(&mut self, what: &str, pid: u64, tid: u64, arg: &str, value: Arg<'_>) {
         self.raw(b"{\"ph\":\"M\",\"name\":");
         self.str(what);
         self.raw(b",\"pid\":");
@@ -190,37 +353,6 @@ impl<W: Write> ChromeWriter<W> {
         self.arg(value);
         self.raw(b"}}");
         self.counts.metadata += 1;
-        Ok(())
-    }
-
-    /// Name process `pid` and say where it sorts among processes.
-    pub fn process_name(&mut self, pid: u64, name: &str, sort_index: i64) -> io::Result<()> {
-        self.metadata("process_name", pid, 0, "name", Arg::Str(name))?;
-        self.metadata(
-            "process_sort_index",
-            pid,
-            0,
-            "sort_index",
-            Arg::Int(i128::from(sort_index)),
-        )
-    }
-
-    /// Name thread `tid` of process `pid` and say where it sorts.
-    pub fn thread_name(
-        &mut self,
-        pid: u64,
-        tid: u64,
-        name: &str,
-        sort_index: i64,
-    ) -> io::Result<()> {
-        self.metadata("thread_name", pid, tid, "name", Arg::Str(name))?;
-        self.metadata(
-            "thread_sort_index",
-            pid,
-            tid,
-            "sort_index",
-            Arg::Int(i128::from(sort_index)),
-        )
     }
 
     fn arg(&mut self, a: Arg<'_>) {
@@ -245,9 +377,7 @@ impl<W: Write> ChromeWriter<W> {
         }
     }
 
-    /// Write a complete event.
-    pub fn slice(&mut self, s: &Slice<'_>) -> io::Result<()> {
-        self.begin()?;
+    fn slice_body(&mut self, s: &Slice<'_>) {
         self.raw(b"{\"ph\":\"X\",\"cat\":");
         self.str(s.cat);
         self.raw(b",\"name\":");
@@ -274,11 +404,9 @@ impl<W: Write> ChromeWriter<W> {
         }
         self.raw(b"}");
         self.counts.slices += 1;
-        Ok(())
     }
 
-    fn flow(&mut self, ph: &str, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
-        self.begin()?;
+    fn flow(&mut self, ph: &str, id: u64, pid: u64, tid: u64, ts_ns: i64) {
         self.raw(b"{\"ph\":\"");
         self.raw(ph.as_bytes());
         self.raw(b"\",\"id\":");
@@ -297,30 +425,19 @@ impl<W: Write> ChromeWriter<W> {
             self.raw(b",\"bp\":\"e\"");
         }
         self.raw(b"}");
-        Ok(())
     }
 
-    /// Start flow `id` in the slice on `(pid, tid)` that encloses `ts_ns`
-    /// (a launch call: write it at the call's start).
-    pub fn flow_start(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
-        self.flow("s", id, pid, tid, ts_ns)?;
+    fn flow_start_body(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) {
+        self.flow("s", id, pid, tid, ts_ns);
         self.counts.flow_starts += 1;
-        Ok(())
     }
 
-    /// End flow `id` in the slice on `(pid, tid)` enclosing `ts_ns` (`bp:
-    /// e`; a kernel: write it at the kernel's start).
-    pub fn flow_end(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) -> io::Result<()> {
-        self.flow("f", id, pid, tid, ts_ns)?;
+    fn flow_end_body(&mut self, id: u64, pid: u64, tid: u64, ts_ns: i64) {
+        self.flow("f", id, pid, tid, ts_ns);
         self.counts.flow_ends += 1;
-        Ok(())
     }
 
-    /// A counter sample (`ph: C`): from `ts_ns` on, the counter `name` of
-    /// process `pid` has `value` (Perfetto draws one counter track per
-    /// process and name).
-    pub fn counter(&mut self, pid: u64, name: &str, ts_ns: i64, value: f64) -> io::Result<()> {
-        self.begin()?;
+    fn counter_body(&mut self, pid: u64, name: &str, ts_ns: i64, value: f64) {
         self.raw(b"{\"ph\":\"C\",\"name\":");
         self.str(name);
         self.raw(b",\"pid\":");
@@ -331,22 +448,6 @@ impl<W: Write> ChromeWriter<W> {
         self.arg(Arg::Float(value));
         self.raw(b"}}");
         self.counts.counters += 1;
-        Ok(())
-    }
-
-    /// Change the zero of the timestamps written from now on (several
-    /// profiles in one trace, each aligned on its own start).
-    pub fn set_zero(&mut self, zero_ns: i64) {
-        self.zero_ns = zero_ns;
-    }
-
-    /// Close the document, flush, and hand the writer back.
-    pub fn finish(mut self) -> io::Result<W> {
-        self.raw(b"\n]}\n");
-        self.w.write_all(&self.buf)?;
-        self.buf = Vec::new();
-        self.w.flush()?;
-        Ok(self.w)
     }
 }
 
@@ -396,6 +497,56 @@ mod tests {
         assert!(out.contains("\"ts\":-1.000}"), "{out}");
         assert_eq!(ev[4]["bp"], "e");
         assert_eq!(ev[3]["ph"], "s");
+    }
+
+    /// Events formatted in pieces (empty ones among them, the first event
+    /// of the document in a piece, pieces larger than a spill) and added
+    /// in order give the bytes and counts of writing each event in turn.
+    #[test]
+    fn pieces_give_the_bytes_of_events_written_in_turn() {
+        let ev = |i: i64| Slice {
+            pid: i as u64 % 3,
+            tid: i as u64,
+            name: if i % 2 == 0 { "even \"k\"" } else { "odd" },
+            cat: "kernel",
+            start_ns: i * 997 - 3,
+            dur_ns: i,
+            args: &[],
+        };
+        // piece sizes, in events: 0 = an empty piece
+        let sizes = [0usize, 3, 0, 1, 900, 0, 2, 5000, 1];
+        let mut one = ChromeWriter::new(Vec::new(), 7).unwrap();
+        let mut pieces = ChromeWriter::new(Vec::new(), 7).unwrap();
+        let mut i = 0i64;
+        let mut spare = pieces.piece();
+        for &n in &sizes {
+            pieces.reuse(&mut spare);
+            for _ in 0..n {
+                one.slice(&ev(i)).unwrap();
+                one.flow_start(i as u64, 1, 2, i).unwrap();
+                spare.slice(&ev(i));
+                spare.flow_start(i as u64, 1, 2, i);
+                i += 1;
+            }
+            pieces.append(&mut spare).unwrap();
+            assert!(spare.buf.is_empty() && spare.counts == Counts::default());
+        }
+        one.counter(1, "u", 5, 0.5).unwrap();
+        pieces.counter(1, "u", 5, 0.5).unwrap();
+        assert_eq!(one.counts(), pieces.counts());
+        assert_eq!(pieces.counts().slices, i as u64);
+        let (a, b) = (one.finish().unwrap(), pieces.finish().unwrap());
+        assert!(a.len() > 4 * SPILL);
+        assert_eq!(
+            String::from_utf8(a).unwrap(),
+            String::from_utf8(b.clone()).unwrap()
+        );
+        // and it is one JSON document with every event
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        assert_eq!(
+            v["traceEvents"].as_array().unwrap().len(),
+            2 * i as usize + 1
+        );
     }
 
     /// Events past many spills of the buffer arrive whole and in order,
