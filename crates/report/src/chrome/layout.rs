@@ -210,9 +210,13 @@ const PIECE: usize = 4096;
 /// Kernels per piece: a chunk of records is 4096 kernels
 /// (`rprof_trace::build::CHUNK`), written as several pieces.
 const KERNEL_PIECE: usize = 1024;
-/// Pieces formatted at once: what is held (a few hundred bytes an event)
-/// stays under 10 MB.
+/// Pieces formatted at once.
 const BATCH: usize = 8;
+/// Bytes a piece gathers before it stops: what the pieces of a batch hold
+/// stays near `BATCH` × 2 MB whatever the events' sizes (a range's text can
+/// be megabytes); the items a piece leaves are formatted once it is
+/// written, a piece's worth at a time.
+const PIECE_BYTES: usize = 2 << 20;
 
 /// Write an event or two for each of `items` with `f` (which returns
 /// whether it wrote any): the items are formatted in pieces of `piece` on
@@ -239,21 +243,34 @@ fn write_pieces<W: Write, T: Sync>(
         for ev in &mut spare[..k] {
             w.reuse(ev);
         }
-        let counts: Vec<u64> = spare[..k]
+        let first = b * piece * BATCH;
+        // each piece: how many of its items it formatted, how many it wrote
+        let done: Vec<(usize, u64)> = spare[..k]
             .par_iter_mut()
             .zip(batch.par_chunks(piece))
             .enumerate()
             .map(|(i, (ev, chunk))| {
-                let base = b * piece * BATCH + i * piece;
-                let mut k = 0;
-                for (j, x) in chunk.iter().enumerate() {
-                    k += u64::from(f(ev, base + j, x));
+                let base = first + i * piece;
+                let (mut j, mut wrote) = (0, 0);
+                while let Some(x) = chunk.get(j).filter(|_| ev.len() < PIECE_BYTES) {
+                    wrote += u64::from(f(ev, base + j, x));
+                    j += 1;
                 }
-                k
+                (j, wrote)
             })
             .collect();
-        for (ev, k) in spare.iter_mut().zip(counts) {
-            n += k;
+        for (i, (ev, (j, wrote))) in spare.iter_mut().zip(done).enumerate() {
+            n += wrote;
+            w.append(ev)?;
+            // what the piece left (its events were large): here, in turn
+            let base = first + i * piece;
+            let chunk = batch.chunks(piece).nth(i).unwrap_or_default();
+            for (jj, x) in chunk.iter().enumerate().skip(j) {
+                n += u64::from(f(ev, base + jj, x));
+                if ev.len() >= PIECE_BYTES {
+                    w.append(ev)?;
+                }
+            }
             w.append(ev)?;
         }
     }
@@ -700,5 +717,72 @@ impl<W: Write> Timeline<W> {
             launches: p.n[2],
             ranges: p.n[3],
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Items written in pieces (some events megabytes long, so that pieces
+    /// stop at their byte bound and leave items to be written in turn;
+    /// items skipped; several calls sharing the spare buffers) give the
+    /// bytes and counts of writing each event in turn.
+    #[test]
+    fn pieces_write_what_one_by_one_writes() {
+        let big = "x\"".repeat(1_500_000);
+        let names: Vec<String> = (0..30_000)
+            .map(|i| match i % 9_001 {
+                0..=2 => big.clone(),
+                _ => format!("range {i}"),
+            })
+            .collect();
+        fn slice(name: &str, i: usize) -> Slice<'_> {
+            Slice {
+                pid: 1,
+                tid: i as u64 % 7,
+                name,
+                cat: "nvtx",
+                start_ns: i as i64 * 10,
+                dur_ns: 5,
+                args: &[],
+            }
+        }
+        let keep = |i: usize| i % 5 != 3;
+        let mut one = ChromeWriter::new(Vec::new(), 3).unwrap();
+        let mut written = 0;
+        for _ in 0..2 {
+            for (i, name) in names.iter().enumerate() {
+                if keep(i) {
+                    one.slice(&slice(name, i)).unwrap();
+                    one.flow_start(i as u64, 2, 3, 4).unwrap();
+                    written += 1;
+                }
+            }
+        }
+        let mut pieces = ChromeWriter::new(Vec::new(), 3).unwrap();
+        let mut spare = Vec::new();
+        let mut n = 0;
+        for piece in [PIECE, KERNEL_PIECE] {
+            n += write_pieces(&mut pieces, &mut spare, &names, piece, |ev, i, name| {
+                if !keep(i) {
+                    return false;
+                }
+                ev.slice(&slice(name, i));
+                ev.flow_start(i as u64, 2, 3, 4);
+                true
+            })
+            .unwrap();
+        }
+        assert_eq!(n, written);
+        assert_eq!(one.counts(), pieces.counts());
+        assert!(spare.iter().all(|e| e.is_empty()));
+        let (a, b) = (one.finish().unwrap(), pieces.finish().unwrap());
+        assert!(a == b, "the documents differ");
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        assert_eq!(
+            v["traceEvents"].as_array().unwrap().len() as u64,
+            2 * written
+        );
     }
 }

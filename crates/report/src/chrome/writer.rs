@@ -180,6 +180,10 @@ impl<W: Write> ChromeWriter<W> {
                 .map(|()| self.ev.buf.clear())
         };
         piece.buf.clear();
+        // a buffer a long event enlarged is not kept for the next piece
+        if piece.buf.capacity() > 128 * SPILL {
+            piece.buf = Vec::new();
+        }
         done
     }
 
@@ -305,6 +309,16 @@ impl Events {
     /// What the piece holds.
     pub fn counts(&self) -> Counts {
         self.counts
+    }
+
+    /// Bytes the piece holds.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// True when the piece holds no event.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
     }
 
     fn raw(&mut self, s: &[u8]) {
