@@ -9,8 +9,8 @@
 //!
 //! A profile is written in three calls, so that its kernel records can be
 //! built and written chunk by chunk: [`Timeline::begin`] (track names,
-//! ranges, launch calls, memory operations), [`Timeline::kernels`] per chunk
-//! of records, [`Timeline::end`] (the utilization counters).
+//! ranges, launch calls, memory operations), [`Timeline::kernels_resolved`]
+//! per chunk of records, [`Timeline::end`] (the utilization counters).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
@@ -357,7 +357,8 @@ pub struct Profile {
 
 impl Profile {
     /// The op models' state, taken out to resolve the chunks on a thread
-    /// of their own ([`Timeline::kernels_resolved`]).
+    /// of their own ([`Timeline::kernels_resolved`]); call before the first
+    /// chunk.
     pub fn take_models(&mut self) -> Models {
         std::mem::take(&mut self.models)
     }
@@ -591,16 +592,9 @@ impl<W: Write> Timeline<W> {
     }
 
     /// Write a chunk of the profile's kernel records (in start order), with
-    /// the models' numbers.
-    pub fn kernels(&mut self, p: &mut Profile, recs: &Kernels<'_>) -> io::Result<()> {
-        let resolved = p.models.resolve(recs);
-        self.kernels_resolved(p, recs, &resolved)
-    }
-
-    /// [`Timeline::kernels`] with the chunk's backward lookups already run
-    /// (by the models [`Profile::take_models`] gave, on the chunks in order):
-    /// the lookups may then run on a thread of their own, beside the
-    /// writing.
+    /// the models' numbers: `resolved` is the chunk's backward lookup, run
+    /// by the models [`Profile::take_models`] gave, on the chunks in order
+    /// (on a thread of its own, beside the writing).
     pub fn kernels_resolved(
         &mut self,
         p: &mut Profile,

@@ -306,11 +306,6 @@ impl Events {
         self.flow_end_body(id, pid, tid, ts_ns);
     }
 
-    /// What the piece holds.
-    pub fn counts(&self) -> Counts {
-        self.counts
-    }
-
     /// Bytes the piece holds.
     pub fn len(&self) -> usize {
         self.buf.len()
