@@ -242,6 +242,26 @@ fn file_against_itself() {
     }
 }
 
+/// What the two reads say on standard error comes in the order of the
+/// command line, whichever read ends first (they run at once for small
+/// runs): here the base run is much larger, so its read ends last.
+#[test]
+fn reads_are_reported_in_command_line_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = pair_trace(dir.path(), "big.sqlite", false, 1000);
+    let test = pair_trace(dir.path(), "small.sqlite", true, 2);
+    for _ in 0..3 {
+        let out = run(rprof().args(["diff", s(&base), s(&test)]));
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8(out.stderr).unwrap();
+        let at = |name: &str| {
+            err.find(&format!("{name}: "))
+                .unwrap_or_else(|| panic!("{name} not named: {err}"))
+        };
+        assert!(at("big.sqlite") < at("small.sqlite"), "{err}");
+    }
+}
+
 /// One step per side: significance cannot be assessed, and says so; the
 /// gate then goes by the difference alone.
 #[test]

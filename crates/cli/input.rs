@@ -551,6 +551,15 @@ pub fn parse_summary_reading(
     built: &rprof_trace::build::BuildStats,
     ranges: Ranges,
 ) {
+    crate::diag::print(&parse_summary_lines(trace, built, ranges));
+}
+
+/// The lines [`parse_summary_reading`] prints.
+pub fn parse_summary_lines(
+    trace: &Trace,
+    built: &rprof_trace::build::BuildStats,
+    ranges: Ranges,
+) -> Vec<String> {
     let path = crate::diag::name(trace);
     let headline = match ranges {
         Ranges::Read => built.summary_line(trace),
@@ -582,7 +591,7 @@ pub fn parse_summary_reading(
             built.undemangled_names
         ));
     }
-    crate::diag::print(&lines);
+    lines
 }
 
 /// Reads a record file in blocks of whole lines: one buffer, refilled in

@@ -211,7 +211,14 @@ fn devices(d: &[rprof_trace::model::DeviceInfo]) -> Vec<String> {
 }
 
 /// Read one run and group it.
-fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<SideData> {
+/// A run, grouped, with what its read says on standard error (printed by
+/// the caller, in the order of the command line: the two runs may be read
+/// at once).
+fn load(
+    path: &Path,
+    args: &DiffArgs,
+    steps: &StepMatcher,
+) -> anyhow::Result<(SideData, Vec<String>)> {
     let source = Input::detect(Some(path))?;
     let mut models = Models::new();
     let mut side = Side::new(args.by, steps);
@@ -253,10 +260,12 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
                 }
                 anyhow::Ok(())
             })?;
-            if !args.quiet {
-                input::parse_summary(&trace, &stats);
-            }
-            Ok(side.finish(info))
+            let said = if args.quiet {
+                Vec::new()
+            } else {
+                input::parse_summary_lines(&trace, &stats, input::Ranges::Read)
+            };
+            Ok((side.finish(info), said))
         }
         Input::Records(_) | Input::Stream(..) => {
             let info = input::for_each_chunk(&source, opts, |recs, _| {
@@ -267,12 +276,13 @@ fn load(path: &Path, args: &DiffArgs, steps: &StepMatcher) -> anyhow::Result<Sid
                 }
                 anyhow::Ok(())
             })?;
-            Ok(side.finish(RunInfo {
+            let side = side.finish(RunInfo {
                 name: info.name,
                 devices: devices(&info.devices),
                 rank: None,
                 world_size: None,
-            }))
+            });
+            Ok((side, Vec::new()))
         }
     }
 }
@@ -343,23 +353,33 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
     // about one core busy: at 1 M kernels one after the other took 1.3 ×
     // the time); large ones one after the other, each let go once grouped
     // (read at once, two 3 M-kernel profiles held 4.1 GB together)
+    let said = |run: &anyhow::Result<(SideData, Vec<String>)>| {
+        if let Ok((_, lines)) = run {
+            crate::diag::print(lines);
+        }
+    };
     let (base, test) = if at_once(&[args.base.as_path(), args.test.as_path()]) {
-        rayon::join(
+        let (base, test) = rayon::join(
             || load(&args.base, args, &steps),
             || load(&args.test, args, &steps),
-        )
+        );
+        said(&base);
+        said(&test);
+        (base, test)
     } else {
         let base = load(&args.base, args, &steps);
+        said(&base);
         release_freed();
         // (an error in the base run is met before the test run is read)
         let test = match &base {
             Ok(_) => load(&args.test, args, &steps),
             Err(_) => Err(anyhow::anyhow!("not read")),
         };
+        said(&test);
         (base, test)
     };
-    let base = base?;
-    let test = test?;
+    let (base, _) = base?;
+    let (test, _) = test?;
     let opts = DiffOptions {
         alpha: args.alpha,
         top: args.top,
