@@ -58,6 +58,22 @@ pub struct ThreadId {
     pub tid: u64,
 }
 
+impl ThreadId {
+    /// The thread a [`ThreadKey`] of a `source` profile packs.
+    pub fn of(source: Source, thread: ThreadKey) -> ThreadId {
+        match source {
+            Source::Nsys => ThreadId {
+                pid: nsys_pid(thread),
+                tid: thread & 0xFF_FFFF,
+            },
+            Source::Nvprof | Source::Kineto => ThreadId {
+                pid: thread >> 32,
+                tid: thread & 0xFFFF_FFFF,
+            },
+        }
+    }
+}
+
 /// One GPU kernel execution. 136 bytes: profiles hold millions (the
 /// rarely set graph ids and PyTorch-profiler figures live in
 /// [`Kernel::extra`], the process as a plain integer).
@@ -630,13 +646,12 @@ pub struct Launch {
     pub start_ns: i64,
     /// CPU end of the API call, ns.
     pub end_ns: i64,
-    /// Calling thread.
+    /// Calling thread; [`Trace::thread_id`] gives its process id (24-bit
+    /// nsys pid, nvprof `processId`) and its thread id as PyProf prints it
+    /// (nsys: low 24 bits of `globalTid`; nvprof: `threadId & 0xFFFFFFFF`).
+    /// Not stored apart: a profile holds millions of launches, and 16
+    /// bytes each is 64 MB at 3 M kernels.
     pub thread: ThreadKey,
-    /// Process id (24-bit nsys pid, or nvprof `processId`).
-    pub pid: u64,
-    /// Thread id as PyProf prints it (nsys: low 24 bits of `globalTid`;
-    /// nvprof: `threadId & 0xFFFFFFFF`).
-    pub tid: u64,
     /// Correlation id.
     pub correlation: i64,
     /// API function name (`cudaLaunchKernel`, `cuLaunchKernelEx`, …) without
@@ -1073,16 +1088,7 @@ impl Trace {
 
     /// The typed id of a thread key of this file.
     pub fn thread_id(&self, thread: ThreadKey) -> ThreadId {
-        match self.source {
-            Source::Nsys => ThreadId {
-                pid: nsys_pid(thread),
-                tid: thread & 0xFF_FFFF,
-            },
-            Source::Nvprof | Source::Kineto => ThreadId {
-                pid: thread >> 32,
-                tid: thread & 0xFFFF_FFFF,
-            },
-        }
+        ThreadId::of(self.source, thread)
     }
 
     /// The stock marker of a PyTorch-profiler operator's range, built from
@@ -1136,7 +1142,7 @@ impl Trace {
     /// `globalPid`, else `None`.
     pub fn kernel_pid(&self, k: &Kernel) -> Option<u64> {
         if let Some(l) = k.launch.and_then(|i| self.launches.get(i as usize)) {
-            return Some(l.pid);
+            return Some(self.thread_id(l.thread).pid);
         }
         k.global_pid().map(nsys_pid)
     }
@@ -1172,6 +1178,16 @@ pub fn process_bits(source: Source, thread: ThreadKey) -> u64 {
 
 #[cfg(test)]
 mod size_tests {
+    /// The sizes the documentation states and the memory figures of
+    /// BENCHMARKS.md rest on (a profile holds millions of each).
+    #[test]
+    fn per_event_sizes() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<super::Kernel>(), 136);
+        assert_eq!(size_of::<super::Launch>(), 40);
+        assert_eq!(size_of::<super::Range>(), 32);
+    }
+
     /// Slots answer as a map would: inserts in any order (before the first
     /// handle too), replacements, handles never inserted.
     #[test]

@@ -46,8 +46,6 @@ pub fn synth(launches: usize, threads: u64) -> (Vec<Launch>, Vec<Range>) {
             start_ns: t + 10,
             end_ns: t + 20,
             thread,
-            pid: thread,
-            tid: thread,
             correlation: i as i64,
             api: None,
         });

@@ -561,8 +561,6 @@ mod tests {
             start_ns: start,
             end_ns: end,
             thread,
-            pid: 0,
-            tid: 0,
             correlation: 0,
             api: None,
         }

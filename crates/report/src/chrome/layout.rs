@@ -58,7 +58,10 @@ fn tracks(trace: &Trace) -> Tracks {
     let threads: BTreeMap<ThreadKey, (u64, u64)> = trace
         .launches
         .iter()
-        .map(|l| (l.thread, (l.pid, l.tid)))
+        .map(|l| {
+            let id = trace.thread_id(l.thread);
+            (l.thread, (id.pid, id.tid))
+        })
         .collect();
     let mut cpu_pids: BTreeSet<u64> = threads.values().map(|t| t.0).collect();
     for r in &trace.ranges {
@@ -485,7 +488,7 @@ impl<W: Write> Timeline<W> {
                 .iter()
                 .filter(|l| window.keeps(l.start_ns, l.end_ns))
             {
-                ids.pid(rank, l.pid);
+                ids.pid(rank, trace.thread_id(l.thread).pid);
             }
             for m in trace
                 .memops
@@ -498,7 +501,7 @@ impl<W: Write> Timeline<W> {
                     .and_then(|i| trace.launches.get(i as usize))
                     .filter(|l| window.keeps(l.start_ns, l.end_ns))
                 {
-                    ids.pid(rank, l.pid);
+                    ids.pid(rank, trace.thread_id(l.thread).pid);
                 }
             }
         }
@@ -529,9 +532,10 @@ impl<W: Write> Timeline<W> {
                 return false;
             }
             let name = l.api.map_or("CUDA API call", |a| trace.strings.get(a));
+            let id = trace.thread_id(l.thread);
             ev.slice(&Slice {
-                pid: ids_now.get(rank, l.pid),
-                tid: l.tid,
+                pid: ids_now.get(rank, id.pid),
+                tid: id.tid,
                 name,
                 cat: "cuda_api",
                 start_ns: l.start_ns,
@@ -573,7 +577,8 @@ impl<W: Write> Timeline<W> {
                 .filter(|l| window.keeps(l.start_ns, l.end_ns))
             {
                 let id = first_memop_flow + j as u64;
-                ev.flow_start(id, ids_now.get(rank, l.pid), l.tid, l.start_ns);
+                let lt = trace.thread_id(l.thread);
+                ev.flow_start(id, ids_now.get(rank, lt.pid), lt.tid, l.start_ns);
                 ev.flow_end(id, pid, tid, m.start_ns);
             }
             true

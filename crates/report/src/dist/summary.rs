@@ -383,7 +383,11 @@ pub fn summarize_scanned(trace: &Trace, index: usize, scan: RangeScan) -> FileSu
     } = scan;
     // Kernels whose process the trace does not tell (Kineto kernels with no
     // launch row) belong to the file's only launching process, if there is one.
-    let mut pids: Vec<u64> = trace.launches.iter().map(|l| l.pid).collect();
+    let mut pids: Vec<u64> = trace
+        .launches
+        .iter()
+        .map(|l| trace.thread_id(l.thread).pid)
+        .collect();
     pids.sort_unstable();
     pids.dedup();
     let only_pid = if pids.len() == 1 { Some(pids[0]) } else { None };

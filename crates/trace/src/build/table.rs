@@ -254,7 +254,8 @@ impl<'t> Table<'t> {
         let compat = self.compat;
         let (long, short) = names.map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
         let launch = k.launch.and_then(|l| trace.launches.get(l as usize));
-        let pid = launch.map(|l| l.pid);
+        let thread = launch.map(|l| trace.thread_id(l.thread));
+        let pid = thread.map(|t| t.pid);
         let dev = trace.device(k.device, pid);
         KernelRow {
             short_name: Cow::Borrowed(short),
@@ -263,7 +264,7 @@ impl<'t> Table<'t> {
             } else {
                 k.duration_ns()
             },
-            tid: launch.map_or(0, |l| l.tid),
+            tid: thread.map_or(0, |t| t.tid),
             device: k.device,
             stream: k.stream,
             grid: k.grid.map(i64::from),

@@ -509,8 +509,6 @@ impl Builder {
                     start_ns: start,
                     end_ns: end,
                     thread: thread_key(pid, tid),
-                    pid: pid & 0xFFFF_FFFF,
-                    tid: tid & 0xFFFF_FFFF,
                     correlation: corr,
                     api: Some(api),
                 });
@@ -1029,7 +1027,7 @@ fn finish(path: &Path, b: Builder) -> Result<Trace> {
         m.pid = m
             .launch
             .and_then(|i| launches.get(i as usize))
-            .map(|l| l.pid);
+            .map(|l| crate::model::ThreadId::of(crate::model::Source::Kineto, l.thread).pid);
     }
     let threads: HashSet<u64> = launches.iter().map(|l| l.thread).collect();
     let ranges: Vec<Range> = ranges
@@ -1158,7 +1156,8 @@ mod tests {
         assert_eq!(k.kineto().unwrap().occupancy_pct, Some(1.0));
         assert_eq!(k.kineto().unwrap().warps_per_sm, Some(f64::INFINITY));
         let l = &t.launches[k.launch.unwrap() as usize];
-        assert_eq!((l.start_ns, l.pid, l.tid), (20_500, 1, 2));
+        let id = t.thread_id(l.thread);
+        assert_eq!((l.start_ns, id.pid, id.tid), (20_500, 1, 2));
         assert_eq!(t.strings.get(l.api.unwrap()), "cudaLaunchKernel");
         assert!(t.kernels[1].launch.is_none());
         assert_eq!(t.stats.without_launch, 1);

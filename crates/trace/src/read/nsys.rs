@@ -756,8 +756,6 @@ fn read_launches(
             start_ns: EMPTY,
             end_ns: 0,
             thread: 0,
-            pid: 0,
-            tid: 0,
             correlation: 0,
             api: None,
         };
@@ -774,8 +772,6 @@ fn read_launches(
             start_ns: start,
             end_ns: end,
             thread: row.gtid,
-            pid: crate::model::nsys_pid(row.gtid),
-            tid: row.gtid & 0xFF_FFFF,
             correlation: row.corr,
             api,
         };

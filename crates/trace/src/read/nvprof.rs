@@ -426,8 +426,6 @@ fn read_launches(
             start_ns: row.start,
             end_ns: row.end,
             thread: thread_key(row.pid, row.tid),
-            pid: row.pid as u32 as u64,
-            tid: row.tid as u32 as u64,
             correlation: corr,
             api: Some(api),
         });

@@ -1721,7 +1721,7 @@ pub fn from_trace(trace: &Trace) -> StatsData {
             pid: m.pid.or_else(|| {
                 m.launch
                     .and_then(|i| trace.launches.get(i as usize))
-                    .map(|l| l.pid)
+                    .map(|l| trace.thread_id(l.thread).pid)
             }),
         });
     }
