@@ -377,6 +377,17 @@ pub fn align(
     }
 }
 
+/// Add `[s, e)` to a list of intervals on its way to
+/// [`Intervals::from_unsorted`], folded into the last one when it starts
+/// inside it: the union is the same, the list shorter (an interval that
+/// covers nothing folds into nothing).
+fn push_merged(v: &mut Vec<(i64, i64)>, (s, e): (i64, i64)) {
+    match v.last_mut() {
+        Some(last) if last.0 <= s && s <= last.1 && last.0 < last.1 => last.1 = last.1.max(e),
+        _ => v.push((s, e)),
+    }
+}
+
 /// Compute the report. `launch_op[i]`: the innermost range enclosing
 /// launch call `i` (from rprof-trace's attribution), when known.
 pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> StepsReport {
@@ -437,6 +448,10 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
             None => unlaunched.push(op.end_ns),
         }
     }
+    // (each list of millions is let go once used: at 3 M kernels they were
+    // hundreds of MB at the peak of `report`, which runs this beside the
+    // records)
+    drop(ops);
     let mut calls: Vec<(i64, i64, i64, i64, u64)> = trace
         .launches
         .iter()
@@ -444,11 +459,13 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         .filter(|(_, p)| p.2 > 0)
         .map(|(l, p)| (l.start_ns, l.end_ns, p.0, p.1, p.2))
         .collect();
+    drop(per_launch);
     let Alignment {
         windows: aligned,
         matched,
         dropped,
     } = align(&host, &mut calls, &unlaunched);
+    drop((calls, unlaunched));
     report.aligned = aligned.is_some();
     let windows = aligned.unwrap_or_else(|| host.clone());
     if !report.aligned {
@@ -476,29 +493,40 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
                     .get(..4)
                     .is_some_and(|p| p.eq_ignore_ascii_case("nccl")))
     };
+    // each category's intervals, merged as they come where they touch the
+    // last one kept (a thread's nested ranges come outermost first: its
+    // ranges fold into few), and as a merged set once complete
     let mut kern = Vec::new();
     let mut comm = Vec::new();
     let mut all_kernels = Vec::new();
     for k in &trace.kernels {
         let iv = (k.start_ns, k.end_ns);
-        all_kernels.push(iv);
+        push_merged(&mut all_kernels, iv);
         if comm_kernel(k.launch, trace.strings.get(k.name)) {
-            comm.push(iv);
+            push_merged(&mut comm, iv);
         } else {
-            kern.push(iv);
+            push_merged(&mut kern, iv);
         }
     }
+    let busy = Intervals::from_unsorted(all_kernels);
+    let kern = Intervals::from_unsorted(kern);
     let mut memcpy = Vec::new();
     let mut memset = Vec::new();
     for m in &trace.memops {
         match m.kind {
-            MemKind::Copy(_) => memcpy.push((m.start_ns, m.end_ns)),
-            MemKind::Set => memset.push((m.start_ns, m.end_ns)),
+            MemKind::Copy(_) => push_merged(&mut memcpy, (m.start_ns, m.end_ns)),
+            MemKind::Set => push_merged(&mut memset, (m.start_ns, m.end_ns)),
         }
     }
+    let (memcpy, memset) = (
+        Intervals::from_unsorted(memcpy),
+        Intervals::from_unsorted(memset),
+    );
     let mut runtime = Vec::new();
     if trace.api_calls.is_empty() {
-        runtime.extend(trace.launches.iter().map(|l| (l.start_ns, l.end_ns)));
+        for l in &trace.launches {
+            push_merged(&mut runtime, (l.start_ns, l.end_ns));
+        }
     } else {
         for c in &trace.api_calls {
             let name = trace.strings.get(c.name);
@@ -506,9 +534,10 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
             if kineto && is_driver(name) {
                 continue;
             }
-            runtime.push((c.start_ns, c.end_ns));
+            push_merged(&mut runtime, (c.start_ns, c.end_ns));
         }
     }
+    let runtime = Intervals::from_unsorted(runtime);
     let chosen_set: std::collections::HashSet<usize> = chosen.iter().copied().collect();
     let mut loader = Vec::new();
     let mut cpu = Vec::new();
@@ -522,23 +551,27 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         }
         let iv = (r.start_ns, r.end_ns);
         if is_dataloader(name) {
-            loader.push(iv);
+            push_merged(&mut loader, iv);
         } else if is_comm_name(name) {
-            comm.push(iv);
+            push_merged(&mut comm, iv);
         } else {
-            cpu.push(iv);
+            push_merged(&mut cpu, iv);
         }
     }
     let windows = &windows[..keep];
     let mut avail = Intervals::from_unsorted(windows.to_vec());
     let mut cats: Vec<Intervals> = Vec::with_capacity(8);
-    for v in [kern, memcpy, memset, comm, runtime, loader, cpu] {
-        let c = Intervals::from_unsorted(v).intersect(&avail);
+    let (comm, loader, cpu) = (
+        Intervals::from_unsorted(comm),
+        Intervals::from_unsorted(loader),
+        Intervals::from_unsorted(cpu),
+    );
+    for set in [kern, memcpy, memset, comm, runtime, loader, cpu] {
+        let c = set.intersect(&avail);
         avail = avail.subtract(&c);
         cats.push(c);
     }
     cats.push(avail);
-    let busy = Intervals::from_unsorted(all_kernels);
 
     for (k, &(s, e)) in windows.iter().enumerate() {
         let c: Vec<i64> = cats.iter().map(|iv| iv.covered_in(s, e)).collect();
@@ -814,6 +847,34 @@ fn write_table<W: Write>(w: &mut W, r: &StepsReport, name_width: usize) -> io::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Folding intervals into the last one kept gives the set the
+        /// whole list gives, for any order, nesting, touching, empty and
+        /// reversed intervals.
+        #[test]
+        fn merged_pushes_are_the_whole_list(
+            ivs in proptest::collection::vec((-20i64..60, -20i64..60), 0..50),
+        ) {
+            let mut folded = Vec::new();
+            for &iv in &ivs {
+                push_merged(&mut folded, iv);
+            }
+            proptest::prop_assert!(folded.len() <= ivs.len());
+            let (got, want) = (Intervals::from_unsorted(folded), Intervals::from_unsorted(ivs));
+            proptest::prop_assert_eq!(got.as_slice(), want.as_slice());
+        }
+    }
+
+    /// Nested ranges given outermost first fold into one interval.
+    #[test]
+    fn nested_ranges_fold_into_one() {
+        let mut v = Vec::new();
+        for iv in [(0, 100), (10, 50), (20, 30), (60, 100), (100, 120), (130, 140)] {
+            push_merged(&mut v, iv);
+        }
+        assert_eq!(v, [(0, 120), (130, 140)]);
+    }
 
     #[test]
     fn alignment_follows_the_plugin() {
