@@ -870,7 +870,14 @@ mod tests {
     #[test]
     fn nested_ranges_fold_into_one() {
         let mut v = Vec::new();
-        for iv in [(0, 100), (10, 50), (20, 30), (60, 100), (100, 120), (130, 140)] {
+        for iv in [
+            (0, 100),
+            (10, 50),
+            (20, 30),
+            (60, 100),
+            (100, 120),
+            (130, 140),
+        ] {
             push_merged(&mut v, iv);
         }
         assert_eq!(v, [(0, 120), (130, 140)]);
