@@ -33,6 +33,10 @@ add export "$new export -q --chrome $file -o $tmp/t.json"
 add report "$new report -q $file -o $tmp/r.html"
 add mem "$new mem $file > /dev/null 2>&1"
 add steps "$new steps -q $file > /dev/null"
+# the benchmark export has no ProfilerStep#N range: its FSDP post_forward
+# ranges (one per block and pass) stand in as steps, so that the step
+# view's categories are computed
+add steps-fsdp "$new steps -q --step post_forward $file > /dev/null"
 add idle "$new idle -q $file > /dev/null"
 add launch "$new launch -q $file > /dev/null"
 add dist "$new dist -q $file > /dev/null"
@@ -54,6 +58,7 @@ if [ -n "$old" ]; then
     add old-mem "$old mem $file > /dev/null 2>&1"
     add old-launch "$old launch -q $file > /dev/null"
     add old-steps "$old steps -q $file > /dev/null"
+    add old-steps-fsdp "$old steps -q --step post_forward $file > /dev/null"
     add old-idle "$old idle -q $file > /dev/null"
     add old-report "$old report -q $file -o $tmp/r-old.html"
     add old-stats-default "$old stats -q $file > /dev/null"

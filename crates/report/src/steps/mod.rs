@@ -448,9 +448,9 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
             None => unlaunched.push(op.end_ns),
         }
     }
-    // (each list of millions is let go once used: at 3 M kernels they were
-    // hundreds of MB at the peak of `report`, which runs this beside the
-    // records)
+    // (each list of millions is let go once used: held together with the
+    // categories' raw intervals they were 0.6 GB at the peak of `rprof
+    // steps` on 3 M kernels and 25,500 steps)
     drop(ops);
     let mut calls: Vec<(i64, i64, i64, i64, u64)> = trace
         .launches
