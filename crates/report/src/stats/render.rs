@@ -200,16 +200,10 @@ fn cell_into(c: &Cell, col: &Col, names: &Names, o: &Options, buf: &mut String) 
 /// path took most of a large report's output time.
 fn one_decimal(buf: &mut String, f: f64) {
     use std::fmt::Write as _;
-    let tenths = (f * 10.0).round();
-    // not a whole number of tenths (a tie for the formatter), too large for
-    // exact integers, or -0.0: the formatter itself
-    if !(tenths.abs() < 1e15 && (f * 10.0 - tenths).abs() < 1e-6)
-        || (f == 0.0 && f.is_sign_negative())
-    {
+    let Some(m) = whole_tenths(f) else {
         let _ = write!(buf, "{f:.1}");
         return;
-    }
-    let m = tenths as i64;
+    };
     if m < 0 {
         buf.push('-');
     }
@@ -217,6 +211,44 @@ fn one_decimal(buf: &mut String, f: f64) {
     buf.push_str(itoa::Buffer::new().format(a / 10));
     buf.push('.');
     buf.push(char::from(b'0' + (a % 10) as u8));
+}
+
+/// `f` in tenths when [`one_decimal`] writes it from the integer; `None`
+/// when it is not a whole number of tenths (a tie for the formatter), too
+/// large for exact integers, or -0.0: the formatter itself writes those.
+fn whole_tenths(f: f64) -> Option<i64> {
+    let tenths = (f * 10.0).round();
+    let whole = tenths.abs() < 1e15 && (f * 10.0 - tenths).abs() < 1e-6;
+    (whole && !(f == 0.0 && f.is_sign_negative())).then_some(tenths as i64)
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |l| l as usize + 1)
+}
+
+/// The length of what [`cell_into`] writes, for the cells a large table
+/// is mostly made of (integers, and values of whole tenths, unscaled),
+/// without writing them: the width pass of the text layouts formatted
+/// every cell once before the writing pass formatted it again. `None`:
+/// format it to know.
+fn cell_width(c: &Cell, col: &Col, o: &Options) -> Option<usize> {
+    let scaled = match col.unit {
+        Unit::Duration | Unit::Timestamp => o.time != TimeUnit::Ns,
+        Unit::Bytes | Unit::Throughput => o.mem != MemUnit::B,
+        Unit::None | Unit::Percent => false,
+    };
+    if scaled {
+        return None;
+    }
+    match c {
+        Cell::Int(i) => Some(usize::from(*i < 0) + digits(i.unsigned_abs())),
+        Cell::Round1(f) => {
+            let m = whole_tenths(*f)?;
+            Some(usize::from(m < 0) + digits(m.unsigned_abs() / 10) + 2)
+        }
+        _ => None,
+    }
 }
 
 /// A cell as text (`None`: empty, SQL NULL).
@@ -540,12 +572,17 @@ fn measure(t: &Table, names: &Names, o: &Options) -> (Vec<usize>, Vec<bool>) {
                         Cell::Text(_) => acc.text[i] = true,
                         _ => {}
                     }
-                    cell_into(c, &t.cols[i], names, o, &mut buf);
-                    // (numbers are ASCII without control characters)
-                    let n = if matches!(c, Cell::Text(_)) {
-                        shown(&buf).chars().count()
-                    } else {
-                        buf.len()
+                    let n = match cell_width(c, &t.cols[i], o) {
+                        Some(n) => n,
+                        None => {
+                            cell_into(c, &t.cols[i], names, o, &mut buf);
+                            // (numbers are ASCII without control characters)
+                            if matches!(c, Cell::Text(_)) {
+                                shown(&buf).chars().count()
+                            } else {
+                                buf.len()
+                            }
+                        }
                     };
                     acc.widths[i] = acc.widths[i].max(n);
                 }
@@ -802,6 +839,49 @@ mod tests {
         );
         assert_eq!(center("ab", 5), "  ab ");
         assert_eq!(center("abc", 6), " abc  ");
+    }
+
+    proptest::proptest! {
+        /// The width the width pass takes without formatting is the
+        /// length of the formatted cell, for any integer and for values
+        /// nsys rounds to tenths (and others), in every unit and scale; and
+        /// an unscaled integer never needs formatting.
+        #[test]
+        fn widths_without_formatting_are_the_formatted_lengths(
+            i in proptest::prelude::any::<i64>(),
+            tenths in -100_000_000_000_000i64..100_000_000_000_000,
+            f in proptest::prelude::any::<f64>(),
+            unit in 0usize..6,
+            time in 0usize..4,
+            mem in 0usize..4,
+        ) {
+            let unit = [Unit::None, Unit::Percent, Unit::Duration, Unit::Timestamp, Unit::Bytes, Unit::Throughput][unit];
+            let o = Options {
+                format: Format::Column,
+                time: [TimeUnit::Ns, TimeUnit::Us, TimeUnit::Ms, TimeUnit::S][time],
+                mem: [MemUnit::B, MemUnit::Kb, MemUnit::Mb, MemUnit::Gb][mem],
+            };
+            let col = Col { head: "x", unit };
+            let names = Names::default();
+            let cells = [
+                Cell::Int(i),
+                Cell::Int(i64::MIN),
+                Cell::Int(0),
+                Cell::Round1(super::super::table::round1(tenths as f64 / 10.0)),
+                Cell::Round1(f),
+                Cell::Round1(-0.0),
+                Cell::Float(f),
+            ];
+            for c in &cells {
+                let mut buf = String::new();
+                cell_into(c, &col, &names, &o, &mut buf);
+                if let Some(n) = cell_width(c, &col, &o) {
+                    proptest::prop_assert_eq!(n, buf.len(), "{:?} {:?}", c, buf);
+                }
+            }
+            let unscaled = Options { time: TimeUnit::Ns, mem: MemUnit::B, ..o };
+            proptest::prop_assert!(cell_width(&Cell::Int(i), &col, &unscaled).is_some());
+        }
     }
 
     #[test]
