@@ -114,14 +114,56 @@ impl Enclosing {
     }
 }
 
-/// A launch, copied next to its sort key so that sorting and the sweep read
-/// memory in order instead of jumping through the trace.
+/// A launch, with the first keys of its order copied beside it so that
+/// sorting reads memory in order instead of jumping through the trace: its
+/// thread's rank among the launching threads (ranks follow the threads'
+/// keys, so the order is the threads'), its start and its index. 16 bytes:
+/// a copy of the thread key and the end too made the list 128 MB at 3 M
+/// kernels, at `report`'s peak; the end is read from the launch where the
+/// sort needs it (two calls of one thread with one start) and in the sweep,
+/// which reads the launches nearly in order.
 #[derive(Clone, Copy)]
 struct Entry {
-    thread: u64,
     start_ns: i64,
-    end_ns: i64,
+    rank: u32,
     index: u32,
+}
+
+/// The calls of `launches` as [`Entry`]s, in launch order.
+fn entries(launches: &[Launch]) -> Vec<Entry> {
+    let mut threads: Vec<u64> = launches
+        .iter()
+        .map(|l| l.thread)
+        .collect::<crate::FastSet<u64>>()
+        .into_iter()
+        .collect();
+    threads.sort_unstable();
+    let rank: HashMap<u64, u32> = threads
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| (t, i as u32))
+        .collect();
+    let mut last = None;
+    launches
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            // consecutive launches mostly come from one thread
+            let r = match last {
+                Some((t, r)) if t == l.thread => r,
+                _ => {
+                    let r = rank.get(&l.thread).copied().unwrap_or(u32::MAX);
+                    last = Some((l.thread, r));
+                    r
+                }
+            };
+            Entry {
+                start_ns: l.start_ns,
+                rank: r,
+                index: i as u32,
+            }
+        })
+        .collect()
 }
 
 /// [`attribute`] for callers that use the ranges only through the returned
@@ -282,16 +324,7 @@ pub fn sort_ranges(ranges: &mut [Range]) {
 /// themselves, which matters at tens of millions of ranges.
 pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
     sort_ranges(ranges);
-    let calls: Vec<Entry> = launches
-        .iter()
-        .enumerate()
-        .map(|(i, l)| Entry {
-            thread: l.thread,
-            start_ns: l.start_ns,
-            end_ns: l.end_ns,
-            index: i as u32,
-        })
-        .collect();
+    let calls = entries(launches);
     let (ls, per_group) = sweep_threads::<_, true>(launches, calls, ranges);
     // the sorted calls as bare positions before the lists are joined: the
     // copies (32 bytes a call) were 128 MB at the peak of `report` at 3 M
@@ -359,7 +392,7 @@ fn sweep_threads<C: Call, const STACKS: bool>(
     mut calls: Vec<C>,
     rs: &[Range],
 ) -> (Vec<C>, Vec<Stacks>) {
-    calls.par_sort_unstable_by_key(|c| (c.key(launches), c.index()));
+    C::sort(&mut calls, launches);
 
     // one group of launches per thread
     let mut groups: Vec<&[C]> = Vec::new();
@@ -394,15 +427,31 @@ trait Call: Copy + Send + Sync {
     fn key(self, launches: &[Launch]) -> (u64, i64, i64);
     /// Its index in the launches.
     fn index(self) -> u32;
+    /// Sort `calls` by (key, index).
+    fn sort(calls: &mut [Self], launches: &[Launch]) {
+        calls.par_sort_unstable_by_key(|c| (c.key(launches), c.index()));
+    }
 }
 
 impl Call for Entry {
-    fn key(self, _: &[Launch]) -> (u64, i64, i64) {
-        (self.thread, self.start_ns, self.end_ns)
+    fn key(self, launches: &[Launch]) -> (u64, i64, i64) {
+        launches
+            .get(self.index as usize)
+            .map_or((u64::MAX, 0, 0), |l| (l.thread, self.start_ns, l.end_ns))
     }
 
     fn index(self) -> u32 {
         self.index
+    }
+
+    fn sort(calls: &mut [Self], launches: &[Launch]) {
+        let end = |c: &Entry| launches.get(c.index as usize).map_or(0, |l| l.end_ns);
+        calls.par_sort_unstable_by(|a, b| {
+            (a.rank, a.start_ns)
+                .cmp(&(b.rank, b.start_ns))
+                .then_with(|| end(a).cmp(&end(b)))
+                .then(a.index.cmp(&b.index))
+        });
     }
 }
 
