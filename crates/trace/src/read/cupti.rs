@@ -34,6 +34,9 @@ pub(crate) fn collect_rows<T>(
 ) -> Result<(Vec<T>, u64)> {
     let mut out = Vec::new();
     let skipped = collect_rows_into(db, sql, table, &mut out, row)?;
+    // the list is kept for the trace's life: without the slack of its
+    // doubling (at 3 M kernels, 26 MB of the synchronisation records' 46)
+    out.shrink_to_fit();
     Ok((out, skipped))
 }
 
