@@ -316,18 +316,6 @@ fn at_once(paths: &[&Path]) -> bool {
     total <= AT_ONCE_BYTES
 }
 
-/// Give the memory the allocator kept of what was freed back to the system
-/// (glibc keeps freed pages of its arenas: after the first of two 3 M-kernel
-/// profiles, 0.18 GB more stayed resident while the second was read).
-fn release_freed() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointer and only returns free pages of
-    // the allocator's own arenas; any thread may call it at any time.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return Err(UsageError(format!(
@@ -369,7 +357,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
     } else {
         let base = load(&args.base, args, &steps);
         said(&base);
-        release_freed();
+        super::release_freed();
         // (an error in the base run is met before the test run is read)
         let test = match &base {
             Ok(_) => load(&args.test, args, &steps),

@@ -140,6 +140,8 @@ fn one_profile(
     quiet: bool,
 ) -> anyhow::Result<html::Page> {
     let timing = Timing::new();
+    // the views and the records are built on threads of their own
+    super::map_large_blocks();
     let on = crate::progress::enabled(quiet, false);
     let reading = Phase::spinner(on, &format!("reading {}", crate::input::spool::name(file)));
     let mut trace = read::read(
@@ -155,6 +157,7 @@ fn one_profile(
     crate::input::as_given(&mut trace);
     // what was read, said once the page is whole (crate::diag's wording)
     let said = crate::diag::trace_summary(&trace);
+    super::release_freed();
     timing.lap("read");
     // the distributed view's look at the ranges while they are in file
     // order (the order `rprof dist` sees: it breaks ties between ranges by
@@ -166,6 +169,7 @@ fn one_profile(
     // range indexes of the memory and idle views then need no sort of
     // their own (host::ThreadRanges, mem's Enclosing)
     let enclosing = rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges);
+    super::release_freed();
     timing.lap("attribute");
     drop(views);
     let mut builder = PageBuilder::new(trace.devices.clone());
