@@ -29,34 +29,44 @@ fn nsys_api_calls_ranges_copies_syncs_and_clock_match_sql() {
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass IN (0, 1)
            AND start IS NOT NULL AND \"end\" IS NOT NULL",
     );
-    assert_eq!(t.api_calls.len() as i64, calls);
-    assert!(
-        t.api_calls
-            .windows(2)
-            .all(|w| w[0].start_ns <= w[1].start_ns)
+    let all = t.api_calls_in_order();
+    assert_eq!(all.len() as i64, calls);
+    assert_eq!(t.api_call_count(), all.len());
+    assert!(all.windows(2).all(|w| w[0].start_ns <= w[1].start_ns));
+    // the launch calls are held once, as launches: the calls apart are
+    // the others (SQL: the rows no kernel, copy or set names as its launch)
+    assert!(t.launch_calls_apart);
+    let named = t.launches.iter().filter(|l| l.api.is_some()).count();
+    assert_eq!(t.api_calls.len() + named, all.len());
+    let others = sql_i64(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE eventClass IN (0, 1)
+           AND start IS NOT NULL AND \"end\" IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL k
+                 WHERE k.correlationId = r.correlationId
+                   AND k.globalPid / 16777216 = r.globalTid / 16777216)
+           AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY m
+                 WHERE m.correlationId = r.correlationId
+                   AND m.globalPid / 16777216 = r.globalTid / 16777216)
+           AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET m
+                 WHERE m.correlationId = r.correlationId
+                   AND m.globalPid / 16777216 = r.globalTid / 16777216)",
     );
+    assert_eq!(t.api_calls.len() as i64, others);
     // classification by name, against SQL on the names
     let sync_sql = sql_i64(
         &db,
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId
           WHERE eventClass IN (0, 1) AND s.value LIKE '%Synchronize%'",
     );
-    let sync = t
-        .api_calls
-        .iter()
-        .filter(|c| c.kind == ApiKind::Sync)
-        .count() as i64;
+    let sync = all.iter().filter(|c| c.kind == ApiKind::Sync).count() as i64;
     assert_eq!(sync, sync_sql);
     let launch_sql = sql_i64(
         &db,
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId
           WHERE eventClass IN (0, 1) AND s.value LIKE '%Launch%'",
     );
-    let launch = t
-        .api_calls
-        .iter()
-        .filter(|c| c.kind == ApiKind::Launch)
-        .count() as i64;
+    let launch = all.iter().filter(|c| c.kind == ApiKind::Launch).count() as i64;
     assert_eq!(launch, launch_sql);
 
     // ranges on every thread: all push/pop rows with a start and a text
@@ -182,16 +192,13 @@ fn nvprof_api_calls_match_sql() {
     if has_driver > 0 {
         calls += sql_i64(&db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_DRIVER");
     }
-    assert_eq!(t.api_calls.len() as i64, calls);
+    let all = t.api_calls_in_order();
+    assert_eq!(all.len() as i64, calls);
     let launches = sql_i64(
         &db,
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE cbid IN (13, 211)",
     );
-    let ours = t
-        .api_calls
-        .iter()
-        .filter(|c| c.kind == ApiKind::Launch)
-        .count() as i64;
+    let ours = all.iter().filter(|c| c.kind == ApiKind::Launch).count() as i64;
     assert_eq!(ours, launches);
     // nvprof: CUPTI memory kinds; a DtoH copy reads device memory
     let dtoh = t
@@ -264,9 +271,10 @@ fn kineto_memory_sync_distributed_and_every_thread() {
     let kc = t.kernels[0].kineto().unwrap().comm.as_ref().unwrap();
     assert_eq!(t.strings.get(kc.collective.unwrap()), "allreduce");
     // every API call, classified
-    assert_eq!(t.api_calls.len(), 2);
-    assert_eq!(t.api_calls[0].kind, ApiKind::Launch);
-    assert_eq!(t.api_calls[1].kind, ApiKind::Sync);
+    let all = t.api_calls_in_order();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].kind, ApiKind::Launch);
+    assert_eq!(all[1].kind, ApiKind::Sync);
     assert_eq!(t.syncs.len(), 1);
     assert_eq!(t.syncs[0].kind, SyncKind::Stream);
     // memory events: the one without Bytes is counted, not kept
@@ -550,7 +558,7 @@ fn no_kernels_counts_and_joins_as_the_full_read() {
                 .collect()
         };
         assert_eq!(copy(&lean), copy(&full), "{f}");
-        assert_eq!(lean.api_calls.len(), full.api_calls.len(), "{f}");
+        assert_eq!(lean.api_call_count(), full.api_call_count(), "{f}");
         assert_eq!(lean.notes, full.notes, "{f}");
         assert_eq!(lean.devices.len(), full.devices.len(), "{f}");
     }
@@ -749,19 +757,19 @@ fn blocking_calls_only_keeps_the_full_reads_blocking_calls() {
             let name = t.strings.get(c.name).to_owned();
             (c.start_ns, c.end_ns, c.thread, c.correlation, name)
         };
-        let want: Vec<_> = full
-            .api_calls
+        let full_calls = full.api_calls_in_order();
+        let want: Vec<_> = full_calls
             .iter()
             .filter(|c| c.kind.blocks_host())
             .map(|c| call(&full, c))
             .collect();
         let got: Vec<_> = lean.api_calls.iter().map(|c| call(&lean, c)).collect();
         assert!(!want.is_empty(), "{f}");
-        assert!(want.len() < full.api_calls.len(), "{f}");
+        assert!(want.len() < full_calls.len(), "{f}");
         assert_eq!(got, want, "{f}");
         assert_eq!(
             lean.stats.api_calls + lean.stats.api_calls_dropped,
-            full.api_calls.len() as u64,
+            full_calls.len() as u64,
             "{f}"
         );
         assert_eq!(lean.stats.api_calls, want.len() as u64, "{f}");

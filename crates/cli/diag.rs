@@ -29,12 +29,12 @@ pub fn trace_headline(trace: &Trace) -> String {
         0 => "API calls".to_owned(),
         _ => format!(
             "of {} API calls (those that block the host)",
-            trace.api_calls.len() as u64 + dropped
+            trace.api_call_count() as u64 + dropped
         ),
     };
     for (n, what, read) in [
         (trace.memops.len(), "copies and sets", false),
-        (trace.api_calls.len(), calls.as_str(), dropped > 0),
+        (trace.api_call_count(), calls.as_str(), dropped > 0),
         (trace.ranges.len(), "ranges", false),
         (trace.mem_events.len(), "memory events", false),
         (trace.syncs.len(), "synchronisation records", false),

@@ -33,6 +33,7 @@ mod job;
 mod kernels;
 pub mod markers;
 mod mempool;
+mod opt;
 pub mod pylit;
 mod record;
 mod stack_form;
@@ -48,6 +49,7 @@ pub use kernels::{
     Context, Iter, KernelRef, KernelRow, Kernels, StackStock, Sym, SymList, Symbols, Syms,
 };
 pub use mempool::{MemPoolEvent, PoolOp};
+pub use opt::{OptStr, OptU32};
 pub use record::{
     DICT_MINOR, DICT_VERSION, Dir, Direction, Header, Line, Record, Shared, StackJson,
     push_json_str, read_line, read_sidecar, sidecar_path, write_markers_json, write_ops_json,

@@ -74,9 +74,10 @@ impl ThreadId {
     }
 }
 
-/// One GPU kernel execution. 136 bytes: profiles hold millions (the
+/// One GPU kernel execution. 112 bytes: profiles hold millions (the
 /// rarely set graph ids and PyTorch-profiler figures live in
-/// [`Kernel::extra`], the process as a plain integer).
+/// [`Kernel::extra`], the process as a plain integer, the optional 4-byte
+/// fields in 4 bytes: [`crate::OptU32`]).
 #[derive(Clone, Debug)]
 pub struct Kernel {
     /// Position in the kernel table (rowid order), used by `--compat`.
@@ -87,8 +88,8 @@ pub struct Kernel {
     pub end_ns: i64,
     /// CUDA device ordinal as seen by the process.
     pub device: i64,
-    /// CUDA context id.
-    pub context: Option<u32>,
+    /// CUDA context id (at most `u32::MAX − 1`).
+    pub context: crate::OptU32,
     /// CUDA stream id.
     pub stream: i64,
     /// CUPTI correlation id (unique within a process).
@@ -99,19 +100,20 @@ pub struct Kernel {
     /// Kernel name as stored (nsys: demangled by nsys; nvprof: mangled).
     pub name: StrRef,
     /// Itanium-mangled name when the file has one (nsys ≥ 2021.5).
-    pub mangled: Option<StrRef>,
+    pub mangled: crate::OptStr,
     /// Grid dimensions.
     pub grid: [u32; 3],
     /// Block dimensions.
     pub block: [u32; 3],
     /// Registers per thread.
     pub registers_per_thread: Option<u16>,
-    /// Static shared memory per block, bytes.
-    pub static_smem_bytes: Option<u32>,
-    /// Dynamic shared memory per block, bytes.
-    pub dynamic_smem_bytes: Option<u32>,
+    /// Static shared memory per block, bytes (at most `u32::MAX − 1`:
+    /// [`crate::OptU32::saturating`]).
+    pub static_smem_bytes: crate::OptU32,
+    /// Dynamic shared memory per block, bytes (the same bound).
+    pub dynamic_smem_bytes: crate::OptU32,
     /// Index of the launching call in [`Trace::launches`].
-    pub launch: Option<u32>,
+    pub launch: crate::OptU32,
     /// CUDA graph ids and the PyTorch profiler's figures, when any is
     /// known ([`KernelExtra::of`]).
     pub extra: Option<Box<KernelExtra>>,
@@ -370,7 +372,7 @@ impl MemoryKind {
 
 /// One CUDA runtime or driver API call, whatever it does (launches,
 /// synchronisation, copies, allocation, …).
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ApiCall {
     /// CPU start, ns.
     pub start_ns: i64,
@@ -387,6 +389,20 @@ pub struct ApiCall {
 }
 
 impl ApiCall {
+    /// The order of [`Trace::api_calls_in_order`]: by start, thread,
+    /// correlation id, then end, name and kind, so that only calls equal
+    /// in every field tie.
+    pub fn order_key(&self) -> (i64, ThreadKey, i64, i64, StrRef, ApiKind) {
+        (
+            self.start_ns,
+            self.thread,
+            self.correlation,
+            self.end_ns,
+            self.name,
+            self.kind,
+        )
+    }
+
     /// CPU time of the call, ns (0 when `end <= start`).
     pub fn duration_ns(&self) -> i64 {
         self.end_ns.saturating_sub(self.start_ns).max(0)
@@ -400,6 +416,25 @@ impl ApiCall {
         calls.retain(|c| c.kind.blocks_host());
         calls.shrink_to_fit();
         (before - calls.len()) as u64
+    }
+}
+
+/// [`ApiKind::classify`] once per name handle (a trace has a few hundred
+/// API names and millions of calls).
+#[derive(Default)]
+struct KindMemo(Vec<(StrRef, ApiKind)>);
+
+impl KindMemo {
+    fn of(&mut self, name: StrRef, strings: &StrPool) -> ApiKind {
+        if let Some(&(_, k)) = self.0.iter().find(|(n, _)| *n == name) {
+            return k;
+        }
+        let k = ApiKind::classify(strings.get(name));
+        // (bounded: past 64 names, classify without remembering)
+        if self.0.len() < 64 {
+            self.0.push((name, k));
+        }
+        k
     }
 }
 
@@ -1006,9 +1041,16 @@ pub struct Trace {
     pub kernels: Vec<Kernel>,
     /// Launch calls referenced by kernels (and copies and sets).
     pub launches: Vec<Launch>,
-    /// Every CUDA runtime and driver API call, in start order (filled when
-    /// the reader is asked for API calls; empty otherwise).
+    /// The CUDA runtime and driver API calls (filled when the reader is
+    /// asked for API calls; empty otherwise), in start order; without the
+    /// launch calls when [`Trace::launch_calls_apart`] is set: then each
+    /// launch with a name is an API call held only in
+    /// [`Trace::launches`]. [`Trace::each_api_call`] and
+    /// [`Trace::api_calls_in_order`] give every call either way.
     pub api_calls: Vec<ApiCall>,
+    /// The launch calls (those of [`Trace::launches`] with a name) are
+    /// left out of [`Trace::api_calls`] ([`Trace::fold_launch_calls`]).
+    pub launch_calls_apart: bool,
     /// NVTX ranges (and PyTorch-profiler operators): by default only on
     /// threads that launched kernels; on every thread when the reader is
     /// asked for all ranges.
@@ -1055,6 +1097,7 @@ impl Trace {
             kernels: Vec::new(),
             launches: Vec::new(),
             api_calls: Vec::new(),
+            launch_calls_apart: false,
             ranges: Vec::new(),
             range_meta: Default::default(),
             memops: Vec::new(),
@@ -1069,6 +1112,102 @@ impl Trace {
             stats: ReadStats::default(),
             notes: Vec::new(),
         }
+    }
+
+    /// Leave the launch calls out of [`Trace::api_calls`]: each launch
+    /// with a name was read twice, as the call that launched its kernel,
+    /// copy or set ([`Trace::launches`]) and as an API call, and at 3 M
+    /// kernels the second copies are 4 M calls of 40 bytes. Done only when
+    /// every such launch has its equal in the calls (same start, end,
+    /// thread, correlation id, name and the kind its name gives), so that
+    /// [`Trace::each_api_call`] gives back exactly the calls read;
+    /// otherwise (calls read only where they block the host, a reader
+    /// whose calls differ) nothing changes.
+    pub fn fold_launch_calls(&mut self) {
+        if self.launch_calls_apart || self.api_calls.is_empty() || self.launches.is_empty() {
+            return;
+        }
+        // the named launches by the calls' order (their keys are distinct:
+        // one launch per process and correlation id)
+        let key = |l: &Launch| (l.start_ns, l.thread, l.correlation, l.end_ns);
+        let mut named: Vec<u32> = (0..self.launches.len() as u32)
+            .filter(|&i| self.launches[i as usize].api.is_some())
+            .collect();
+        named.sort_unstable_by_key(|&i| key(&self.launches[i as usize]));
+        let mut kinds = KindMemo::default();
+        let mut apart = vec![false; self.api_calls.len()];
+        // a merge of two lists in one order: `j` is the first launch not
+        // yet matched
+        let mut j = 0;
+        for (c, out) in self.api_calls.iter().zip(apart.iter_mut()) {
+            let Some(&i) = named.get(j) else { break };
+            let l = &self.launches[i as usize];
+            let ck = (c.start_ns, c.thread, c.correlation, c.end_ns);
+            if key(l) < ck {
+                // no call equals this launch
+                return;
+            }
+            // (calls at an equal key are ordered by name: a call with
+            // another name leaves the launch to the next)
+            if key(l) == ck && l.api == Some(c.name) && kinds.of(c.name, &self.strings) == c.kind {
+                *out = true;
+                j += 1;
+            }
+        }
+        if j < named.len() {
+            return;
+        }
+        let mut flags = apart.iter();
+        self.api_calls
+            .retain(|_| !flags.next().copied().unwrap_or(false));
+        self.api_calls.shrink_to_fit();
+        self.launch_calls_apart = true;
+    }
+
+    /// How many API calls were kept (with the launch calls, wherever they
+    /// are held).
+    pub fn api_call_count(&self) -> usize {
+        self.api_calls.len()
+            + if self.launch_calls_apart {
+                self.launches.iter().filter(|l| l.api.is_some()).count()
+            } else {
+                0
+            }
+    }
+
+    /// Every API call kept: those of [`Trace::api_calls`], then (when
+    /// [`Trace::launch_calls_apart`]) the named launches as calls, in no
+    /// particular order between the two.
+    pub fn each_api_call(&self) -> impl Iterator<Item = ApiCall> + '_ {
+        let mut kinds = KindMemo::default();
+        let launches = if self.launch_calls_apart {
+            self.launches.as_slice()
+        } else {
+            &[]
+        };
+        self.api_calls
+            .iter()
+            .copied()
+            .chain(launches.iter().filter_map(move |l| {
+                let name = l.api?;
+                Some(ApiCall {
+                    start_ns: l.start_ns,
+                    end_ns: l.end_ns,
+                    thread: l.thread,
+                    correlation: l.correlation,
+                    name,
+                    kind: kinds.of(name, &self.strings),
+                })
+            }))
+    }
+
+    /// Every API call kept, in [`ApiCall::order_key`] order (a new list:
+    /// for the views that need the calls by start and hold few of them,
+    /// use [`Trace::each_api_call`] and sort what they keep).
+    pub fn api_calls_in_order(&self) -> Vec<ApiCall> {
+        let mut all: Vec<ApiCall> = self.each_api_call().collect();
+        all.sort_unstable_by_key(ApiCall::order_key);
+        all
     }
 
     /// Keep only the API calls that block the host
@@ -1141,7 +1280,7 @@ impl Trace {
     /// The process of a kernel: the launching call's, else nsys's
     /// `globalPid`, else `None`.
     pub fn kernel_pid(&self, k: &Kernel) -> Option<u64> {
-        if let Some(l) = k.launch.and_then(|i| self.launches.get(i as usize)) {
+        if let Some(l) = k.launch.get().and_then(|i| self.launches.get(i as usize)) {
             return Some(self.thread_id(l.thread).pid);
         }
         k.global_pid().map(nsys_pid)
@@ -1183,7 +1322,7 @@ mod size_tests {
     #[test]
     fn per_event_sizes() {
         use std::mem::size_of;
-        assert_eq!(size_of::<super::Kernel>(), 136);
+        assert_eq!(size_of::<super::Kernel>(), 112);
         assert_eq!(size_of::<super::Launch>(), 40);
         assert_eq!(size_of::<super::Range>(), 32);
     }
@@ -1237,18 +1376,18 @@ mod size_tests {
             start_ns: 0,
             end_ns: 1,
             device: 0,
-            context: None,
+            context: crate::OptU32::NONE,
             stream: 0,
             correlation: 0,
             global_pid_bits: pid,
             name: super::StrRef(0),
-            mangled: None,
+            mangled: crate::OptStr::NONE,
             grid: [1; 3],
             block: [1; 3],
             registers_per_thread: None,
-            static_smem_bytes: None,
-            dynamic_smem_bytes: None,
-            launch: None,
+            static_smem_bytes: crate::OptU32::NONE,
+            dynamic_smem_bytes: crate::OptU32::NONE,
+            launch: crate::OptU32::NONE,
             extra,
         };
         let plain = k(None, NO_PID);
@@ -1297,5 +1436,122 @@ mod size_tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::{ApiCall, ApiKind, Launch, Source, Trace};
+    use proptest::prelude::*;
+
+    const NAMES: [&str; 4] = [
+        "cudaLaunchKernel",
+        "cudaMemcpyAsync",
+        "cudaStreamSynchronize",
+        "cudaMemcpy",
+    ];
+
+    /// A trace of `calls` (given as (start, length, thread, name)), whose
+    /// launches are the calls picked by `launch` (in reverse, as readers
+    /// give launches in their kernels' order, not the calls'); the calls
+    /// in the order readers give them, and that list.
+    fn trace_of(calls: &[(i64, i64, u64, usize)], launch: &[bool]) -> (Trace, Vec<ApiCall>) {
+        let mut t = Trace::empty("t".into(), Source::Nsys);
+        let names: Vec<_> = NAMES.iter().map(|n| t.strings.push(n)).collect();
+        let mut all: Vec<ApiCall> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, &(start, len, thread, name))| ApiCall {
+                start_ns: start,
+                end_ns: start + len,
+                thread,
+                // one correlation id per call, as CUPTI gives
+                correlation: i as i64,
+                name: names[name],
+                kind: ApiKind::classify(NAMES[name]),
+            })
+            .collect();
+        all.sort_unstable_by_key(ApiCall::order_key);
+        t.launches = all
+            .iter()
+            .zip(launch.iter().cycle())
+            .filter(|(_, l)| **l)
+            .map(|(c, _)| Launch {
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                thread: c.thread,
+                correlation: c.correlation,
+                api: Some(c.name),
+            })
+            .collect();
+        t.launches.reverse();
+        t.api_calls = all.clone();
+        (t, all)
+    }
+
+    fn call() -> impl Strategy<Value = (i64, i64, u64, usize)> {
+        // few starts and threads: ties in the order's first keys
+        (0i64..40, 0i64..5, 0u64..3, 0usize..NAMES.len())
+    }
+
+    proptest! {
+        /// Folded, the calls are the same calls: every one given back
+        /// once, in the same order; only the launches' are held apart.
+        #[test]
+        fn folding_keeps_every_call(
+            calls in proptest::collection::vec(call(), 1..60),
+            launch in proptest::collection::vec(any::<bool>(), 1..8),
+        ) {
+            let (mut t, all) = trace_of(&calls, &launch);
+            t.fold_launch_calls();
+            prop_assert_eq!(t.launch_calls_apart, !t.launches.is_empty());
+            prop_assert_eq!(t.api_calls_in_order(), all.clone());
+            prop_assert_eq!(t.api_call_count(), all.len());
+            if t.launch_calls_apart {
+                prop_assert_eq!(t.api_calls.len(), all.len() - t.launches.len());
+            }
+            // a second fold changes nothing
+            t.fold_launch_calls();
+            prop_assert_eq!(t.api_calls_in_order(), all);
+        }
+
+        /// A launch without its equal among the calls (here one that
+        /// ends later, or a call read under another name) leaves the
+        /// calls as they were.
+        #[test]
+        fn a_launch_without_its_call_folds_nothing(
+            calls in proptest::collection::vec(call(), 1..60),
+            which in any::<proptest::sample::Index>(),
+            rename in any::<bool>(),
+        ) {
+            let (mut t, all) = trace_of(&calls, &[true]);
+            let i = which.index(t.launches.len());
+            if rename {
+                let other = t.strings.push("cuLaunchKernelEx");
+                t.launches[i].api = Some(other);
+            } else {
+                t.launches[i].end_ns += 1;
+            }
+            t.fold_launch_calls();
+            prop_assert!(!t.launch_calls_apart);
+            prop_assert_eq!(&t.api_calls, &all);
+            prop_assert_eq!(t.api_calls_in_order(), all);
+        }
+    }
+
+    /// A launch without a name (the call's name was not in the file) is
+    /// not folded: its call stays among the others, and is given once.
+    #[test]
+    fn an_unnamed_launch_keeps_its_call() {
+        // three calls, each a launch; the last one's launch unnamed
+        let (mut t, all) = trace_of(&[(1, 2, 0, 0), (5, 1, 0, 2), (9, 1, 0, 1)], &[true]);
+        assert_eq!(t.launches[0].start_ns, 9);
+        t.launches[0].api = None;
+        t.fold_launch_calls();
+        assert!(t.launch_calls_apart);
+        assert_eq!(t.api_calls.len(), 1);
+        assert_eq!(t.api_calls[0].start_ns, 9);
+        assert_eq!(t.api_calls_in_order(), all);
+        assert_eq!(t.each_api_call().count(), 3);
     }
 }

@@ -49,7 +49,7 @@ pub fn gpu_op(trace: &Trace, i: usize) -> Option<GpuOp> {
             end_ns: k.end_ns.max(k.start_ns),
             device: k.device,
             stream: k.stream,
-            launch: k.launch,
+            launch: k.launch.get(),
             op: OpRef::Kernel(i as u32),
         }),
         Some(m) => trace.memops.get(m).map(|o| GpuOp {

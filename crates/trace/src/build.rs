@@ -95,7 +95,7 @@ fn names(trace: &Trace, compat: bool) -> NameMap {
     let mut keys: Vec<(StrRef, Option<StrRef>)> = trace
         .kernels
         .iter()
-        .map(|k| (k.name, if compat { None } else { k.mangled }))
+        .map(|k| (k.name, if compat { None } else { k.mangled.get() }))
         .collect();
     keys.sort_unstable();
     keys.dedup();
@@ -159,7 +159,7 @@ pub fn short_names(
 
 /// The key of `k` in [`short_names`]' map.
 pub fn name_key(k: &Kernel, compat: bool) -> (StrRef, Option<StrRef>) {
-    (k.name, if compat { None } else { k.mangled })
+    (k.name, if compat { None } else { k.mangled.get() })
 }
 
 /// Build every record, in PyProf's order, and hand them to `emit` a chunk
@@ -365,7 +365,7 @@ fn build_with<'n, T: Send, E: From<Error>>(
         let mut n = 0usize;
         let mut depth = 0usize;
         while n < rest.len().min(CHUNK) && (n == 0 || depth < STACK_BUDGET) {
-            if let Some(l) = trace.kernels[rest[n] as usize].launch {
+            if let Some(l) = trace.kernels[rest[n] as usize].launch.get() {
                 depth += enclosing.depth(l);
             }
             n += 1;
@@ -387,7 +387,7 @@ fn build_with<'n, T: Send, E: From<Error>>(
             HashMap::with_capacity_and_hasher(chunk.len(), Default::default());
         for &ki in chunk {
             let k = &trace.kernels[ki as usize];
-            let context = if compat && let Some(li) = k.launch {
+            let context = if compat && let Some(li) = k.launch.get() {
                 let l = &trace.launches[li as usize];
                 let ranges = enclosing.of(li);
                 let hw = high_water.get(&l.thread).copied().unwrap_or(i64::MIN);
@@ -406,14 +406,18 @@ fn build_with<'n, T: Send, E: From<Error>>(
                 });
                 inputs.len() as u32 - 1
             } else {
-                let key = match k.launch {
+                let key = match k.launch.get() {
                     None => NO_LAUNCH,
                     Some(li) => u64::from(enclosing.node(li).unwrap_or(u32::MAX)),
                 };
                 *by_key.entry(key).or_insert_with(|| {
                     inputs.push(Input {
-                        launch: k.launch,
-                        ranges: k.launch.map(|li| enclosing.of(li)).unwrap_or_default(),
+                        launch: k.launch.get(),
+                        ranges: k
+                            .launch
+                            .get()
+                            .map(|li| enclosing.of(li))
+                            .unwrap_or_default(),
                         seen: None,
                     });
                     inputs.len() as u32 - 1
@@ -498,7 +502,7 @@ fn build_with<'n, T: Send, E: From<Error>>(
             let c = &contexts[row.context as usize].classified;
             row.fold = seq.step(&c.seq_ids, c.bprop, &c.op, &c.mod_);
             stats.undecodable_markers += u64::from(c.undecodable);
-            match k.launch {
+            match k.launch.get() {
                 Some(l) if enclosing.is_empty_for(l) => {
                     stats.without_nvtx += 1;
                     stats.without_range += 1;

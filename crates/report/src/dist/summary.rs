@@ -499,6 +499,7 @@ pub fn summarize_scanned(trace: &Trace, index: usize, scan: RangeScan) -> FileSu
             // the step whose CPU range holds the launch (else the GPU start)
             let t = k
                 .launch
+                .get()
                 .and_then(|i| trace.launches.get(i as usize))
                 .map_or(k.start_ns, |l| l.start_ns);
             let i = unit.steps.partition_point(|s| s.0 <= t);
@@ -598,7 +599,7 @@ fn enclosing_comm<'t>(
     k: &Kernel,
 ) -> Around<'t> {
     let mut out = Around::default();
-    let Some(l) = k.launch.and_then(|i| trace.launches.get(i as usize)) else {
+    let Some(l) = k.launch.get().and_then(|i| trace.launches.get(i as usize)) else {
         return out;
     };
     let Some(v) = comm_ranges.get(&l.thread) else {
@@ -714,18 +715,18 @@ mod tests {
                 start_ns: s,
                 end_ns: e,
                 device: 0,
-                context: None,
+                context: rprof_model::OptU32::NONE,
                 stream: 7,
                 correlation: row as i64,
                 global_pid_bits: rprof_model::NO_PID,
                 name: if comm { nccl } else { gemm },
-                mangled: None,
+                mangled: rprof_model::OptStr::NONE,
                 grid: [1, 1, 1],
                 block: [1, 1, 1],
                 registers_per_thread: None,
-                static_smem_bytes: None,
-                dynamic_smem_bytes: None,
-                launch: None,
+                static_smem_bytes: rprof_model::OptU32::NONE,
+                dynamic_smem_bytes: rprof_model::OptU32::NONE,
+                launch: rprof_model::OptU32::NONE,
                 extra: None,
             });
         }

@@ -571,8 +571,7 @@ fn api_recommendations(trace: &Trace, copy_rules: bool) -> Vec<Recommendation> {
     use rprof_model::{ApiKind, MemoryKind};
     let mut out = Vec::new();
     let syncs: Vec<_> = trace
-        .api_calls
-        .iter()
+        .each_api_call()
         .filter(|c| c.kind == ApiKind::Sync)
         .collect();
     if !syncs.is_empty() {
@@ -590,8 +589,7 @@ fn api_recommendations(trace: &Trace, copy_rules: bool) -> Vec<Recommendation> {
         return out;
     }
     let blocking = trace
-        .api_calls
-        .iter()
+        .each_api_call()
         .filter(|c| matches!(c.kind, ApiKind::Memcpy | ApiKind::Memset))
         .count();
     if blocking > 0 {

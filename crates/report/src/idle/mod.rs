@@ -321,11 +321,12 @@ pub fn compute(trace: &Trace, opts: &IdleOptions) -> IdleReport {
     largest(&mut raw, keep);
     raw.sort_by_key(gap_order);
     let ranges = ThreadRanges::new(&trace.ranges);
-    let blocking: Vec<&ApiCall> = trace
-        .api_calls
-        .iter()
+    // in the calls' order (the launch calls are held apart from the others)
+    let mut blocking: Vec<ApiCall> = trace
+        .each_api_call()
         .filter(|c| c.kind.blocks_host())
         .collect();
+    blocking.sort_unstable_by_key(ApiCall::order_key);
     for g in raw {
         // (every gap's op is one of the trace's)
         report
@@ -360,7 +361,7 @@ fn largest(raw: &mut Vec<RawGap>, n: usize) {
 fn explain(
     trace: &Trace,
     ranges: &ThreadRanges<'_>,
-    blocking: &[&ApiCall],
+    blocking: &[ApiCall],
     g: RawGap,
     opts: &IdleOptions,
 ) -> Option<Gap> {

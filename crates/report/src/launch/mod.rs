@@ -384,7 +384,7 @@ pub fn compute(trace: &Trace, launch_op: &[Option<u32>], each: bool) -> LaunchRe
     let mut bound: BTreeMap<(&str, &str), LaunchBound> = BTreeMap::new();
     let mut n_bound = 0u64;
     for k in &trace.kernels {
-        let Some(li) = k.launch else {
+        let Some(li) = k.launch.get() else {
             report.kernels_without_launch += 1;
             continue;
         };

@@ -509,7 +509,7 @@ pub fn compute(trace: &Trace, opts: MemOptions) -> (MemReport, Vec<CurvePoint>) 
     // the thread of each memory event: its own, else its API call's
     let mut call_thread: HashMap<(u64, i64), ThreadKey> = HashMap::new();
     if trace.mem_events.iter().any(|e| e.thread.is_none()) {
-        for c in &trace.api_calls {
+        for c in trace.each_api_call() {
             let pid = trace.thread_id(c.thread).pid;
             call_thread.entry((pid, c.correlation)).or_insert(c.thread);
         }

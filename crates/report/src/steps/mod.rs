@@ -502,7 +502,7 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
     for k in &trace.kernels {
         let iv = (k.start_ns, k.end_ns);
         push_merged(&mut all_kernels, iv);
-        if comm_kernel(k.launch, trace.strings.get(k.name)) {
+        if comm_kernel(k.launch.get(), trace.strings.get(k.name)) {
             push_merged(&mut comm, iv);
         } else {
             push_merged(&mut kern, iv);
@@ -523,12 +523,12 @@ pub fn compute(trace: &Trace, opts: &StepOptions, launch_op: &[Option<u32>]) -> 
         Intervals::from_unsorted(memset),
     );
     let mut runtime = Vec::new();
-    if trace.api_calls.is_empty() {
+    if trace.api_calls.is_empty() && !trace.launch_calls_apart {
         for l in &trace.launches {
             push_merged(&mut runtime, (l.start_ns, l.end_ns));
         }
     } else {
-        for c in &trace.api_calls {
+        for c in trace.each_api_call() {
             let name = trace.strings.get(c.name);
             // the plugin reads `cuda_runtime` events only, not `cuda_driver`
             if kineto && is_driver(name) {

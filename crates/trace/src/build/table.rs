@@ -253,7 +253,7 @@ impl<'t> Table<'t> {
         };
         let compat = self.compat;
         let (long, short) = names.map_or(("", ""), |n| (n.long.as_str(), n.short.as_str()));
-        let launch = k.launch.and_then(|l| trace.launches.get(l as usize));
+        let launch = k.launch.get().and_then(|l| trace.launches.get(l as usize));
         let thread = launch.map(|l| trace.thread_id(l.thread));
         let pid = thread.map(|t| t.pid);
         let dev = trace.device(k.device, pid);
@@ -280,10 +280,10 @@ impl<'t> Table<'t> {
                 .map(|a| Cow::Borrowed(trace.strings.get(a))),
             pid,
             correlation: Some(k.correlation),
-            context: k.context.map(i64::from),
+            context: k.context.get().map(i64::from),
             regs: k.registers_per_thread.map(i64::from),
-            static_smem_bytes: k.static_smem_bytes.map(i64::from),
-            dynamic_smem_bytes: k.dynamic_smem_bytes.map(i64::from),
+            static_smem_bytes: k.static_smem_bytes.get().map(i64::from),
+            dynamic_smem_bytes: k.dynamic_smem_bytes.get().map(i64::from),
             graph_id: k.graph_id().map(i64::from),
             graph_node_id: k.graph_node_id(),
             device_name: dev.and_then(|d| d.name.as_deref()).map(Cow::Borrowed),

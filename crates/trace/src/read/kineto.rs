@@ -42,7 +42,7 @@ use crate::model::{
 use crate::model::{StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::stock;
-use rprof_model::{ClockOrigin, DistInfo};
+use rprof_model::{ClockOrigin, DistInfo, OptStr, OptU32};
 
 /// Counts specific to Kineto input.
 #[derive(Default)]
@@ -407,12 +407,12 @@ impl Builder {
                     start_ns: start,
                     end_ns: end,
                     device: args.i64(Key::Device).unwrap_or(0),
-                    context: narrow(args.i64(Key::Context)),
+                    context: OptU32::saturating(narrow(args.i64(Key::Context))),
                     stream: args.i64(Key::Stream).unwrap_or(0),
                     correlation: args.i64(Key::Correlation).unwrap_or(-1),
                     global_pid_bits: crate::model::NO_PID,
                     name,
-                    mangled: None,
+                    mangled: OptStr::NONE,
                     grid: dims3(args.value(Key::Grid).as_ref())
                         .unwrap_or([0, 0, 0])
                         .map(|d| narrow(Some(d)).unwrap_or(0)),
@@ -421,9 +421,9 @@ impl Builder {
                         .map(|d| narrow(Some(d)).unwrap_or(0)),
                     registers_per_thread: narrow(args.i64(Key::Registers)),
                     // Kineto reports static + dynamic shared memory together
-                    static_smem_bytes: narrow(args.i64(Key::SharedMemory)),
-                    dynamic_smem_bytes: None,
-                    launch: None,
+                    static_smem_bytes: OptU32::saturating(narrow(args.i64(Key::SharedMemory))),
+                    dynamic_smem_bytes: OptU32::NONE,
+                    launch: OptU32::NONE,
                     extra: KernelExtra::of(
                         narrow(args.i64(Key::GraphId)),
                         args.i64(Key::GraphNodeId),
@@ -1017,12 +1017,12 @@ fn finish(path: &Path, b: Builder) -> Result<Trace> {
         Some(i)
     };
     for k in &mut kernels {
-        k.launch = link(k.correlation);
+        k.launch = OptU32::saturating(link(k.correlation));
     }
     for m in &mut memops {
         m.launch = link(m.correlation);
     }
-    stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
+    stats.without_launch = kernels.iter().filter(|k| k.launch.get().is_none()).count() as u64;
     for m in &mut memops {
         m.pid = m
             .launch
@@ -1155,11 +1155,11 @@ mod tests {
         assert_eq!(k.grid, [2, 1, 1]);
         assert_eq!(k.kineto().unwrap().occupancy_pct, Some(1.0));
         assert_eq!(k.kineto().unwrap().warps_per_sm, Some(f64::INFINITY));
-        let l = &t.launches[k.launch.unwrap() as usize];
+        let l = &t.launches[k.launch.get().unwrap() as usize];
         let id = t.thread_id(l.thread);
         assert_eq!((l.start_ns, id.pid, id.tid), (20_500, 1, 2));
         assert_eq!(t.strings.get(l.api.unwrap()), "cudaLaunchKernel");
-        assert!(t.kernels[1].launch.is_none());
+        assert!(t.kernels[1].launch.get().is_none());
         assert_eq!(t.stats.without_launch, 1);
         assert_eq!(t.memops.len(), 1);
         assert_eq!(t.ranges.len(), 1);
@@ -1229,7 +1229,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.kernels.len(), 1);
-        assert!(t.kernels[0].launch.is_some());
+        assert!(t.kernels[0].launch.get().is_some());
         assert_eq!(t.ranges.len(), 1);
     }
 

@@ -17,7 +17,7 @@ use crate::model::{
     ApiCall, ApiKind, DeviceInfo, Kernel, Launch, MemDevice, MemEvent, MemOp, Range, ReadStats,
     Source, Trace, narrow,
 };
-use crate::model::{SharedTexts, StrPool, StrRef};
+use crate::model::{OptU32, SharedTexts, StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::read::cupti::{collect_rows, int_at, read_memop_tables, read_syncs};
 use crate::read::join::JoinIndex;
@@ -135,6 +135,7 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
         Vec::new()
     };
     let mut api_calls = Vec::new();
+    let mut launch_calls_apart = false;
     let launches = match db.resolve("CUPTI_ACTIVITY_KIND_RUNTIME") {
         // the caller asked about the kernels alone
         Some(_) if opts.no_launches && !opts.api_calls => Vec::new(),
@@ -143,6 +144,7 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
                 calls: &mut api_calls,
                 blocking_only: opts.blocking_calls_only,
                 dropped: &mut stats.api_calls_dropped,
+                launches_apart: &mut launch_calls_apart,
             });
             let ahead = match ahead {
                 Some(h) => Some(h.join().map_err(|_| Error::Sqlite {
@@ -177,7 +179,12 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
         }
     };
     drop(unread);
-    stats.api_calls = api_calls.len() as u64;
+    stats.api_calls = api_calls.len() as u64
+        + if launch_calls_apart {
+            launches.iter().filter(|l| l.api.is_some()).count() as u64
+        } else {
+            0
+        };
     let any_kernels = !kernels.is_empty() || stats.kernels_unread > 0;
     let devices = read_devices(db, any_kernels, &mut notes)?;
     let mem_events = if opts.mem_events {
@@ -226,6 +233,7 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
     trace.kernels = kernels;
     trace.launches = launches;
     trace.api_calls = api_calls;
+    trace.launch_calls_apart = launch_calls_apart;
     trace.memops = memops.into_iter().map(|(m, _)| m).collect();
     // the list was made in the rows' allocation, which also held each
     // row's process and the slack of its growth (at 3 M kernels, 54 MB
@@ -545,12 +553,12 @@ fn scan_kernels(
                 start_ns: start,
                 end_ns: end,
                 device: int(2)?.unwrap_or(0),
-                context: narrow(int(3)?),
+                context: OptU32::saturating(narrow(int(3)?)),
                 stream: int(4)?.unwrap_or(0),
                 correlation: int(5)?.unwrap_or(-1),
                 global_pid_bits: int(6)?.map_or(crate::model::NO_PID, |p| p as u64),
                 name,
-                mangled,
+                mangled: mangled.into(),
                 grid: [
                     narrow(int(10)?).unwrap_or(0),
                     narrow(int(11)?).unwrap_or(0),
@@ -562,9 +570,9 @@ fn scan_kernels(
                     narrow(int(15)?).unwrap_or(0),
                 ],
                 registers_per_thread: narrow(int(16)?),
-                static_smem_bytes: narrow(int(17)?),
-                dynamic_smem_bytes: narrow(int(18)?),
-                launch: None,
+                static_smem_bytes: OptU32::saturating(narrow(int(17)?)),
+                dynamic_smem_bytes: OptU32::saturating(narrow(int(18)?)),
+                launch: OptU32::NONE,
                 extra: crate::model::KernelExtra::of(narrow(int(19)?), int(20)?, None),
             });
         }
@@ -723,6 +731,9 @@ struct AllCalls<'a> {
     blocking_only: bool,
     /// Counts the others then.
     dropped: &'a mut u64,
+    /// Set when the launch calls were left out of `calls` (they are in
+    /// the launches: `Trace::launch_calls_apart`).
+    launches_apart: &'a mut bool,
 }
 
 /// The launch calls of `kernels` and `memops` (whose `launch` is set),
@@ -764,9 +775,10 @@ fn read_launches(
     let mut versioned_slot = vec![false; want.slots];
     let mut api_names: HashMap<i64, (StrRef, bool, ApiKind)> = HashMap::default();
     // a call that launched a wanted kernel, copy or set fills its slot
+    // (the slot the row now fills, if it does)
     let mut fill = |slot: Option<u32>, row: &RuntimeRow, api: Option<StrRef>, versioned: bool| {
         let (Some(slot), Some((start, end))) = (slot, row.times()) else {
-            return;
+            return None;
         };
         let launch = Launch {
             start_ns: start,
@@ -781,7 +793,9 @@ fn read_launches(
         if slots[i].start_ns == EMPTY || (!versioned_slot[i] && versioned) {
             slots[i] = launch;
             versioned_slot[i] = versioned;
+            return Some(i);
         }
+        None
     };
     match (read_ahead, all) {
         // every call is wanted and its rows are in memory: the names are
@@ -807,19 +821,49 @@ fn read_launches(
                 }
             }
             let names = &api_names;
-            for r in &rows {
+            // the row that fills each slot, where the launch calls are kept
+            // once (in the launches) rather than also as calls: with
+            // `eventClass` (no backtrace duplicates to fold first), every
+            // call kept (not only the blocking ones)
+            let apart = has_class && !all.blocking_only;
+            let mut filler = vec![u32::MAX; if apart { want.slots } else { 0 }];
+            for (i, r) in rows.iter().enumerate() {
                 let slot = want.get(r.gtid & PID_MASK, r.corr);
-                match r.name_id().and_then(|id| names.get(&id)) {
+                let filled = match r.name_id().and_then(|id| names.get(&id)) {
                     Some(&(api, versioned, _)) => fill(slot, r, Some(api), versioned),
                     None => fill(slot, r, None, false),
+                };
+                if let (Some(f), true) = (filled, apart) {
+                    filler[f] = i as u32;
                 }
             }
+            // the rows of the named launches: each is the call its launch
+            // stands for (the same start, end, thread, correlation id and
+            // name, and the kind the name gives)
+            let mut launch_rows = vec![false; if apart { rows.len() } else { 0 }];
+            for (&row, l) in filler.iter().zip(&slots) {
+                if l.start_ns != EMPTY
+                    && l.api.is_some()
+                    && let Some(flag) = launch_rows.get_mut(row as usize)
+                {
+                    *flag = true;
+                }
+            }
+            drop(filler);
             // then the rows become the calls in their own memory (made on a
             // second thread beside the loop above, the calls were a second
             // list of millions beside the rows, at the read's peak)
-            let (calls, dropped) = every_call(rows, names, unnamed, has_class, all.blocking_only);
+            let (calls, dropped) = every_call(
+                rows,
+                names,
+                unnamed,
+                has_class,
+                all.blocking_only,
+                &launch_rows,
+            );
             *all.calls = calls;
             *all.dropped += dropped;
+            *all.launches_apart = apart;
         }
         (ahead, mut all) => {
             let (ahead, query, has_class) = match ahead {
@@ -911,8 +955,8 @@ fn read_launches(
         KernelSide::Kernels(ks) => {
             let mut none = 0u64;
             for (i, k) in ks.iter_mut().enumerate() {
-                k.launch = find(i);
-                none += u64::from(k.launch.is_none());
+                k.launch = OptU32::saturating(find(i));
+                none += u64::from(k.launch.get().is_none());
             }
             (ks.len(), none)
         }
@@ -951,13 +995,15 @@ fn api_name_of(
 /// interned name of each function id) or `unnamed`, in the order of
 /// [`sort_calls`], backtrace duplicates removed when the export has no
 /// `eventClass`; of those, when `blocking_only`, the ones that block the
-/// host, and how many did not.
+/// host, and how many did not. The rows flagged in `launch_rows` (the
+/// launch calls, kept in the launches) are left out.
 fn every_call(
     rows: Vec<RuntimeRow>,
     names: &HashMap<i64, (StrRef, bool, ApiKind)>,
     unnamed: Option<(StrRef, ApiKind)>,
     has_class: bool,
     blocking_only: bool,
+    launch_rows: &[bool],
 ) -> (Vec<ApiCall>, u64) {
     let mut dropped = 0u64;
     let mut versioned_all = Vec::with_capacity(if has_class { 0 } else { rows.len() });
@@ -965,7 +1011,11 @@ fn every_call(
     // row), then shrunk to the calls
     let mut all: Vec<ApiCall> = rows
         .into_iter()
-        .filter_map(|r| {
+        .enumerate()
+        .filter_map(|(i, r)| {
+            if launch_rows.get(i).copied().unwrap_or(false) {
+                return None;
+            }
             let (start, end) = r.times()?;
             let (name, kind, versioned) = match r.name_id().and_then(|id| names.get(&id)) {
                 Some(&(name, versioned, kind)) => (name, kind, versioned),
@@ -1401,8 +1451,9 @@ fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64, all_threads: bo
     let shift = |r: &mut StrRef| r.0 += off;
     for k in &mut trace.kernels {
         shift(&mut k.name);
-        if let Some(m) = &mut k.mangled {
-            shift(m);
+        if let Some(mut m) = k.mangled.get() {
+            shift(&mut m);
+            k.mangled = Some(m).into();
         }
     }
     for l in &mut trace.launches {
@@ -1707,6 +1758,7 @@ mod tests {
                 Some((unknown, unknown_kind)),
                 has_class,
                 blocking_only,
+                &[],
             )
         };
         let made = |has_class| made_keeping(has_class, false).0;
@@ -1734,6 +1786,27 @@ mod tests {
                 ((40, 8, 6, launch_plain), 41),
                 ((40, 8, 6, sync), 41),
                 ((50, 7, 2, sync), 51),
+            ]
+        );
+        // the launch rows flagged (the first row, and the second of the
+        // pair at 30) are left out, the others made as before
+        let flags = [true, false, true, false, false, false, false, false];
+        let (apart, _) = every_call(
+            rows.clone(),
+            &names,
+            Some((unknown, unknown_kind)),
+            true,
+            false,
+            &flags,
+        );
+        assert_eq!(
+            apart.iter().map(|c| (key(c), c.end_ns)).collect::<Vec<_>>(),
+            vec![
+                ((20, 8, 5, unknown), 21),
+                ((30, 7, 1, launch_plain), 31),
+                ((40, 8, 6, sync), 39),
+                ((40, 8, 6, launch_plain), 41),
+                ((40, 8, 6, sync), 41),
             ]
         );
         // only the blocking calls: the others counted, and with

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::{
     ApiCall, ApiKind, DeviceInfo, Kernel, Launch, MemOp, Range, ReadStats, Source, Trace, narrow,
 };
-use crate::model::{StrPool, StrRef};
+use crate::model::{OptU32, StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::read::sql::Db;
 
@@ -116,7 +116,7 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         Vec::new()
     };
     let launches = read_launches(db, &mut kernels, &mut memops, &mut strings, opts)?;
-    stats.without_launch = kernels.iter().filter(|k| k.launch.is_none()).count() as u64;
+    stats.without_launch = kernels.iter().filter(|k| k.launch.get().is_none()).count() as u64;
     let threads: HashSet<u64> = launches.iter().map(|l| l.thread).collect();
     let capture_end = kernels
         .iter()
@@ -284,12 +284,12 @@ fn read_kernels(
                 start_ns: start,
                 end_ns: end,
                 device: int(2)?.unwrap_or(0),
-                context: narrow(int(3)?),
+                context: OptU32::saturating(narrow(int(3)?)),
                 stream: int(4)?.unwrap_or(0),
                 correlation: int(5)?.unwrap_or(-1),
                 global_pid_bits: crate::model::NO_PID,
                 name,
-                mangled: Some(name),
+                mangled: Some(name).into(),
                 grid: [
                     narrow(int(7)?).unwrap_or(0),
                     narrow(int(8)?).unwrap_or(0),
@@ -301,9 +301,9 @@ fn read_kernels(
                     narrow(int(12)?).unwrap_or(0),
                 ],
                 registers_per_thread: narrow(int(13)?),
-                static_smem_bytes: narrow(int(14)?),
-                dynamic_smem_bytes: narrow(int(15)?),
-                launch: None,
+                static_smem_bytes: OptU32::saturating(narrow(int(14)?)),
+                dynamic_smem_bytes: OptU32::saturating(narrow(int(15)?)),
+                launch: OptU32::NONE,
                 extra: None,
             });
         }
@@ -464,7 +464,7 @@ fn read_launches(
             }
         }
         if let Some(row) = rt.first().or(dr.first()) {
-            k.launch = Some(link(k.correlation, row, strings));
+            k.launch = OptU32::saturating(Some(link(k.correlation, row, strings)));
         }
     }
     for m in memops.iter_mut() {

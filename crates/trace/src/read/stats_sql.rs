@@ -1658,7 +1658,10 @@ pub fn from_trace(trace: &Trace) -> StatsData {
                     Some(data.names.intern(raw)),
                 )
             } else {
-                let m = k.mangled.map(|m| data.names.intern(trace.strings.get(m)));
+                let m = k
+                    .mangled
+                    .get()
+                    .map(|m| data.names.intern(trace.strings.get(m)));
                 (data.names.intern(raw), None, m)
             };
             out.push(GpuKernel {
@@ -1674,14 +1677,14 @@ pub fn from_trace(trace: &Trace) -> StatsData {
             });
             launches.push(KernelLaunch {
                 device: k.device,
-                context: k.context.map(i64::from),
+                context: k.context.get().map(i64::from),
                 green_context: None,
                 stream: k.stream,
                 grid: k.grid.map(i64::from),
                 block: k.block.map(i64::from),
                 registers: k.registers_per_thread.map(i64::from),
-                static_smem: k.static_smem_bytes.map(i64::from),
-                dynamic_smem: k.dynamic_smem_bytes.map(i64::from),
+                static_smem: k.static_smem_bytes.get().map(i64::from),
+                dynamic_smem: k.dynamic_smem_bytes.get().map(i64::from),
             });
         }
         data.kernel_launches = launches;
@@ -1733,8 +1736,9 @@ pub fn from_trace(trace: &Trace) -> StatsData {
         .iter()
         .any(|m| m.starts_with("CUDA API calls"))
     {
-        let mut api = Vec::with_capacity(trace.api_calls.len());
-        for c in &trace.api_calls {
+        let calls = trace.api_calls_in_order();
+        let mut api = Vec::with_capacity(calls.len());
+        for c in &calls {
             let name = data.names.intern(trace.strings.get(c.name));
             let t = thread(c.thread);
             api.push(ApiRow {
