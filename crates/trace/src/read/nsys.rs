@@ -179,12 +179,6 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
         }
     };
     drop(unread);
-    stats.api_calls = api_calls.len() as u64
-        + if launch_calls_apart {
-            launches.iter().filter(|l| l.api.is_some()).count() as u64
-        } else {
-            0
-        };
     let any_kernels = !kernels.is_empty() || stats.kernels_unread > 0;
     let devices = read_devices(db, any_kernels, &mut notes)?;
     let mem_events = if opts.mem_events {
@@ -246,6 +240,8 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
     trace.clock = clock_origin(db);
     trace.missing = missing;
     trace.stats = stats;
+    // (the launch calls held apart count among the calls kept)
+    trace.stats.api_calls = trace.api_call_count() as u64;
     trace.notes = notes;
     Ok((trace, unread_end))
 }
@@ -1751,16 +1747,17 @@ mod tests {
         ];
         let key = |c: &ApiCall| (c.start_ns, c.thread, c.correlation, c.name);
         let unknown_kind = ApiKind::classify("<unknown API>");
-        let made_keeping = |has_class, blocking_only: bool| {
+        let made_with = |has_class, blocking_only: bool, launch_rows: &[bool]| {
             every_call(
                 rows.clone(),
                 &names,
                 Some((unknown, unknown_kind)),
                 has_class,
                 blocking_only,
-                &[],
+                launch_rows,
             )
         };
+        let made_keeping = |has_class, blocking_only| made_with(has_class, blocking_only, &[]);
         let made = |has_class| made_keeping(has_class, false).0;
         let calls = |has_class| -> Vec<_> { made(has_class).iter().map(key).collect() };
         assert_eq!(
@@ -1791,14 +1788,7 @@ mod tests {
         // the launch rows flagged (the first row, and the second of the
         // pair at 30) are left out, the others made as before
         let flags = [true, false, true, false, false, false, false, false];
-        let (apart, _) = every_call(
-            rows.clone(),
-            &names,
-            Some((unknown, unknown_kind)),
-            true,
-            false,
-            &flags,
-        );
+        let (apart, _) = made_with(true, false, &flags);
         assert_eq!(
             apart.iter().map(|c| (key(c), c.end_ns)).collect::<Vec<_>>(),
             vec![
