@@ -783,3 +783,141 @@ fn blocking_calls_only_keeps_the_full_reads_blocking_calls() {
         assert_eq!(launch(&lean), launch(&full), "{f}");
     }
 }
+
+/// `enclosing_ranges_only`, the read of the record-building views: the
+/// NVTX rows whose range encloses no launch call are dropped as read, so
+/// after [`rprof_trace::attribute::attribute_used`] the ranges, their
+/// texts and every launch's list are those of the full read, and the
+/// counts on stderr are the same. The expected side is the full read and
+/// the attribution's own drop (code this change leaves alone). Synthetic
+/// exports (random ranges on four threads, one that launched nothing;
+/// open ranges, registered texts resolved or not, rows without a text,
+/// start/end ranges that end on another thread), the committed nsys-ai
+/// export, and the shared corpus's nsys exports when present.
+#[test]
+fn enclosing_ranges_only_keeps_what_attribution_keeps() {
+    use rprof_testkit::{Synth, SynthKernel, SynthRange, global_tid};
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for seed in 1..=6u64 {
+        let path = dir.path().join(format!("synth{seed}.sqlite"));
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n) as i64
+        };
+        let mut s = Synth::default();
+        for c in 0..60i64 {
+            let start = next(10_000);
+            let mut k = SynthKernel::new("k", 20_000 + c * 10, 20_000 + c * 10 + 5, c + 1)
+                .launched_at(start, start + 1 + next(40));
+            k.tid = 100 + next(3) as u64;
+            s.kernels.push(k);
+        }
+        for i in 0..200 {
+            let start = next(10_000);
+            let mut r = SynthRange::push(&format!("r{i}, op_id = {i}"), start, start + next(600));
+            r.tid = 100 + next(4) as u64;
+            match next(10) {
+                0 => r.end = None,
+                1 => r.registered = true,
+                2 => {
+                    r.event_type = 60;
+                    r.end_tid = Some(if next(2) == 0 { r.tid } else { r.tid + 1 });
+                }
+                _ => {}
+            }
+            s.ranges.push(r);
+        }
+        s.write_nsys(&path).unwrap();
+        // rows the testkit does not write: a registered text the file
+        // lacks, and no text at all
+        let c = rusqlite::Connection::open(&path).unwrap();
+        for i in 0..20i64 {
+            let start = next(10_000);
+            let tid = global_tid(100, 100 + next(4) as u64);
+            let text_id = (i % 2 == 0).then_some(900_000 + i);
+            c.execute(
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId, domainId) \
+                 VALUES (?1, ?2, 59, NULL, ?3, ?4, 0)",
+                rusqlite::params![start, start + next(600), tid, text_id],
+            )
+            .unwrap();
+        }
+        files.push(path);
+    }
+    files.push(fixture("nsys-ai/mfu_2gpu_before.sqlite"));
+    // every SQLite export of the corpus that reads as nsys
+    if let Some(corpus) = crate::util::corpus() {
+        let mut dirs = vec![corpus];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "sqlite")
+                    && read(&p, ReadOptions::default())
+                        .is_ok_and(|t| t.source == rprof_trace::model::Source::Nsys)
+                {
+                    files.push(p);
+                }
+            }
+        }
+    }
+    let mut dropped_texts = 0usize;
+    for path in &files {
+        for all_ranges in [false, true] {
+            let opts = ReadOptions {
+                all_ranges,
+                ..ReadOptions::default()
+            };
+            let mut full = read(path, opts).unwrap();
+            let mut lean = read(
+                path,
+                ReadOptions {
+                    enclosing_ranges_only: true,
+                    ..opts
+                },
+            )
+            .unwrap();
+            let f = format!("{} (all ranges: {all_ranges})", path.display());
+            assert_eq!(lean.stats, full.stats, "{f}");
+            assert!(lean.ranges.len() <= full.ranges.len(), "{f}");
+            assert!(
+                lean.strings.text_bytes() <= full.strings.text_bytes(),
+                "{f}"
+            );
+            dropped_texts += full.strings.text_bytes() - lean.strings.text_bytes();
+            let (e_full, _) =
+                rprof_trace::attribute::attribute_used(&full.launches, &mut full.ranges);
+            let (e_lean, _) =
+                rprof_trace::attribute::attribute_used(&lean.launches, &mut lean.ranges);
+            let ranges = |t: &Trace| -> Vec<(i64, i64, u64, String, u32)> {
+                t.ranges
+                    .iter()
+                    .map(|r| {
+                        let text = t.strings.get(r.text).to_owned();
+                        (r.start_ns, r.end_ns, r.thread, text, r.domain)
+                    })
+                    .collect()
+            };
+            assert_eq!(ranges(&lean), ranges(&full), "{f}");
+            assert_eq!(lean.launches.len(), full.launches.len(), "{f}");
+            for l in 0..full.launches.len() as u32 {
+                assert_eq!(e_lean.of(l), e_full.of(l), "{f}: launch {l}");
+            }
+            let names = |t: &Trace| -> Vec<String> {
+                t.kernels
+                    .iter()
+                    .map(|k| t.strings.get(k.name).to_owned())
+                    .collect()
+            };
+            assert_eq!(names(&lean), names(&full), "{f}");
+        }
+    }
+    // the synthetic exports have ranges around no call: their texts were
+    // not stored
+    assert!(dropped_texts > 0);
+}

@@ -499,13 +499,16 @@ fn load_with(
     ranges: Ranges,
 ) -> anyhow::Result<(Trace, rprof_trace::attribute::Enclosing)> {
     let on = progress::enabled(opts.quiet, false);
-    let mut trace = read_profile(path, opts, ranges)?;
+    crate::cmd::map_large_blocks();
+    // (the reader drops most of those ranges as it reads)
+    let mut trace = read_profile(path, opts, ranges, true)?;
     let attributing = Phase::spinner(
         on && ranges == Ranges::Read,
         "attributing kernels to NVTX ranges",
     );
     let (enclosing, _) = rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges);
     drop(attributing);
+    crate::cmd::release_freed();
     Ok((trace, enclosing))
 }
 
@@ -515,13 +518,20 @@ fn load_with(
 /// first, then keeps those for the op models:
 /// [`rprof_trace::attribute::attribute_used`]).
 pub fn load_sorted(path: &Path, opts: Options) -> anyhow::Result<Trace> {
-    let mut trace = read_profile(path, opts, Ranges::Read)?;
+    let mut trace = read_profile(path, opts, Ranges::Read, false)?;
     rprof_trace::attribute::sort_ranges(&mut trace.ranges);
     Ok(trace)
 }
 
-/// Read a profile (with its ranges or not), as given.
-fn read_profile(path: &Path, opts: Options, ranges: Ranges) -> anyhow::Result<Trace> {
+/// Read a profile (with its ranges or not), as given; `enclosing`: the
+/// ranges that enclose no launch call may be left out
+/// ([`ReadOptions::enclosing_ranges_only`]).
+fn read_profile(
+    path: &Path,
+    opts: Options,
+    ranges: Ranges,
+    enclosing: bool,
+) -> anyhow::Result<Trace> {
     let on = progress::enabled(opts.quiet, false);
     let reading = Phase::spinner(on, &format!("reading {}", path.display()));
     let mut trace = read::read(
@@ -530,6 +540,7 @@ fn read_profile(path: &Path, opts: Options, ranges: Ranges) -> anyhow::Result<Tr
             compat: opts.compat,
             memops: opts.memops,
             no_ranges: ranges == Ranges::Skip,
+            enclosing_ranges_only: enclosing,
             ..ReadOptions::default()
         },
     )?;

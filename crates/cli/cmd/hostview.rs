@@ -189,6 +189,7 @@ pub fn load(file: &Path, wants: Wants, quiet: bool) -> anyhow::Result<(Trace, Ve
             no_kernels: false,
             range_heads: range_names,
             blocking_calls_only: blocking_calls,
+            enclosing_ranges_only: false,
         },
     )?;
     drop(reading);

@@ -176,6 +176,7 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
             no_kernels: true,
             range_heads: false,
             blocking_calls_only: false,
+            enclosing_ranges_only: false,
         },
     )?;
     // a piped profile is named as given (`-`), not by its temporary copy

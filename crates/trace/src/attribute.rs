@@ -181,39 +181,23 @@ pub fn attribute_used(launches: &[Launch], ranges: &mut Vec<Range>) -> (Enclosin
 }
 
 /// Drop the ranges that enclose no launch call by [`attribute`]'s rule
-/// (some call of the same thread starts after the range starts and ends
-/// before it ends); the number dropped. (Its own list of calls, freed
-/// before [`attribute`] makes its own: holding one list across both cost
-/// more at the peak than making it twice.)
+/// ([`LaunchCover::encloses`]); the number dropped. (Its own list of calls,
+/// freed before [`attribute`] makes its own: holding one list across both
+/// cost more at the peak than making it twice.)
 fn drop_unused(launches: &[Launch], ranges: &mut Vec<Range>) -> u64 {
-    // calls by (thread, start); the least end from each call to the last
-    // of its thread
-    let mut calls: Vec<(u64, i64, i64)> = launches
-        .iter()
-        .map(|l| (l.thread, l.start_ns, l.end_ns))
-        .collect();
-    calls.par_sort_unstable();
-    let mut least_end = vec![0i64; calls.len()];
-    for i in (0..calls.len()).rev() {
-        let (thread, _, end) = calls[i];
-        least_end[i] = match calls.get(i + 1) {
-            Some(next) if next.0 == thread => end.min(least_end[i + 1]),
-            _ => end,
-        };
-    }
+    let cover = LaunchCover::new(launches);
     let mut keep = vec![false; ranges.len()];
     keep.par_chunks_mut(KEEP_CHUNK)
         .zip(ranges.par_chunks(KEEP_CHUNK))
         .for_each(|(keep, ranges)| {
-            let mut hints = Hints::default();
+            let mut hints = CoverHints::default();
             for (k, r) in keep.iter_mut().zip(ranges) {
-                // the first call of the thread that starts after the range
-                let key = (r.thread, r.start_ns);
-                let j = hints.search(&calls, key);
-                *k = calls.get(j).is_some_and(|c| c.0 == r.thread) && least_end[j] < r.end_ns;
+                *k = cover
+                    .encloses(r.thread, r.start_ns, r.end_ns, &mut hints)
+                    .is_some_and(|e| e);
             }
         });
-    drop((calls, least_end));
+    drop(cover);
     let before = ranges.len();
     let mut flags = keep.iter();
     ranges.retain(|_| flags.next().copied().unwrap_or(true));
@@ -222,31 +206,87 @@ fn drop_unused(launches: &[Launch], ranges: &mut Vec<Range>) -> u64 {
     (before - ranges.len()) as u64
 }
 
+/// The launch calls of a trace, arranged to answer quickly whether a range
+/// encloses one of them by [`attribute`]'s rule: for [`attribute_used`],
+/// and for a reader that drops such ranges as it reads them (their texts
+/// are then never stored).
+#[derive(Debug, Default)]
+pub struct LaunchCover {
+    /// The calls' (thread, start), sorted.
+    calls: Vec<(u64, i64)>,
+    /// The least end from each call to the last of its thread.
+    least_end: Vec<i64>,
+}
+
+impl LaunchCover {
+    /// The cover of `launches`.
+    pub fn new(launches: &[Launch]) -> LaunchCover {
+        let mut calls: Vec<(u64, i64, i64)> = launches
+            .iter()
+            .map(|l| (l.thread, l.start_ns, l.end_ns))
+            .collect();
+        calls.par_sort_unstable();
+        let mut least_end = vec![0i64; calls.len()];
+        for i in (0..calls.len()).rev() {
+            let (thread, _, end) = calls[i];
+            least_end[i] = match calls.get(i + 1) {
+                Some(next) if next.0 == thread => end.min(least_end[i + 1]),
+                _ => end,
+            };
+        }
+        let calls = calls.into_iter().map(|(t, s, _)| (t, s)).collect();
+        LaunchCover { calls, least_end }
+    }
+
+    /// Whether a range of `thread` from `start` to `end` encloses a launch
+    /// call (some call of the thread starts after `start` and ends before
+    /// `end`); `None` when the thread launched nothing.
+    pub fn encloses(
+        &self,
+        thread: u64,
+        start: i64,
+        end: i64,
+        hints: &mut CoverHints,
+    ) -> Option<bool> {
+        // the first call of the thread that starts after the range
+        let j = hints.search(&self.calls, (thread, start));
+        let after = self.calls.get(j).is_some_and(|c| c.0 == thread);
+        let before = j
+            .checked_sub(1)
+            .and_then(|i| self.calls.get(i))
+            .is_some_and(|c| c.0 == thread);
+        if !after && !before {
+            return None;
+        }
+        Some(after && self.least_end.get(j).is_some_and(|&e| e < end))
+    }
+}
+
 /// Ranges per piece of [`drop_unused`]'s parallel search.
 const KEEP_CHUNK: usize = 1 << 14;
 
-/// Where the last searches of a few threads ended, to search near there
-/// first. Ranges come in table order, which is near time order (nsys
+/// Where [`LaunchCover::encloses`]'s last searches of a few threads
+/// ended, to search near there first (one per searching thread). Ranges come in table order, which is near time order (nsys
 /// writes a range when it closes), so the next range of a thread usually
 /// finds its call a few places from the last one's: a galloping search
 /// from there reads a few cached entries where a binary search over the
 /// whole list of calls misses the cache about ten times.
-#[derive(Default)]
-struct Hints {
+#[derive(Debug, Default)]
+pub struct CoverHints {
     /// (thread, position), most recently used first.
     last: [(u64, usize); 4],
     used: usize,
 }
 
-impl Hints {
-    /// The first position of `calls` (sorted by (thread, start, end)) whose
-    /// (thread, start) is past `key`: `partition_point`'s answer.
-    fn search(&mut self, calls: &[(u64, i64, i64)], key: (u64, i64)) -> usize {
-        let before = |i: usize| (calls[i].0, calls[i].1) <= key;
+impl CoverHints {
+    /// The first position of `calls` (sorted) whose (thread, start) is
+    /// past `key`: `partition_point`'s answer.
+    fn search(&mut self, calls: &[(u64, i64)], key: (u64, i64)) -> usize {
+        let before = |i: usize| calls[i] <= key;
         let slot = self.last[..self.used].iter().position(|&(t, _)| t == key.0);
         let j = match slot {
             Some(h) => gallop(calls.len(), self.last[h].1, before),
-            None => calls.partition_point(|&(t, s, _)| (t, s) <= key),
+            None => calls.partition_point(|&c| c <= key),
         };
         // move (or put) the thread first
         let end = slot.unwrap_or(self.used.min(self.last.len() - 1));
@@ -803,17 +843,45 @@ mod tests {
         /// does, for any order of keys and any number of threads.
         #[test]
         fn hinted_search_is_partition_point(
-            mut calls in prop::collection::vec((0u64..6, 0i64..100, 0i64..100), 0..80),
+            mut calls in prop::collection::vec((0u64..6, 0i64..100), 0..80),
             keys in prop::collection::vec((0u64..7, -5i64..110), 0..120),
             from in 0usize..100,
         ) {
             calls.sort_unstable();
-            let mut hints = Hints::default();
+            let mut hints = CoverHints::default();
             for &key in &keys {
-                let want = calls.partition_point(|&(t, s, _)| (t, s) <= key);
+                let want = calls.partition_point(|&c| c <= key);
                 prop_assert_eq!(hints.search(&calls, key), want);
-                let before = |i: usize| (calls[i].0, calls[i].1) <= key;
+                let before = |i: usize| calls[i] <= key;
                 prop_assert_eq!(gallop(calls.len(), from, before), want);
+            }
+        }
+    }
+
+    proptest! {
+        /// The cover answers each range by brute force over the calls: no
+        /// answer on a thread without calls, else whether some call of the
+        /// thread starts after the range starts and ends before it ends;
+        /// ranges asked in any order, with one set of hints.
+        #[test]
+        fn cover_is_the_brute_force_answer(
+            calls in prop::collection::vec((0u64..4, 0i64..60, 0i64..30), 0..40),
+            ranges in prop::collection::vec((0u64..5, 0i64..60, 0i64..90), 0..60),
+        ) {
+            let launches: Vec<Launch> = calls
+                .iter()
+                .map(|&(t, s, d)| launch(t, s, s + d))
+                .collect();
+            let cover = LaunchCover::new(&launches);
+            let mut hints = CoverHints::default();
+            for &(t, s, d) in &ranges {
+                let e = s + d;
+                let want = launches.iter().any(|l| l.thread == t).then(|| {
+                    launches
+                        .iter()
+                        .any(|l| l.thread == t && l.start_ns > s && l.end_ns < e)
+                });
+                prop_assert_eq!(cover.encloses(t, s, e, &mut hints), want);
             }
         }
     }

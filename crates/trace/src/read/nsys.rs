@@ -11,6 +11,7 @@
 
 use crate::{FastMap as HashMap, FastSet as HashSet};
 
+use crate::attribute::{CoverHints, LaunchCover};
 use crate::error::{Error, Result};
 use crate::model::stock::parse_head;
 use crate::model::{
@@ -56,15 +57,22 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
                     <= READ_AHEAD_BYTES
         });
     let path = db.path.clone();
+    // ranges kept only where they enclose a launch: the NVTX table is read
+    // once the launches are known
+    let beside = !opts.enclosing_ranges_only;
     std::thread::scope(|scope| {
         let path = &path;
         let nvtx = nvtx_table
             .as_deref()
-            .map(|t| scope.spawn(move || read_nvtx_split(path, t, opts)));
+            .filter(|_| beside)
+            .map(|t| scope.spawn(move || read_nvtx_split(path, t, opts, None)));
         let ahead = runtime_table
             .as_deref()
             .map(|t| scope.spawn(move || read_runtime_rows(path, t)));
-        let main = read_main(db, opts, ahead);
+        // nothing else reads beside the API table: a large one is read in
+        // halves
+        let split = (!(beside && nvtx_table.is_some())).then_some(RUNTIME_SPLIT_ROWS);
+        let main = read_main(db, opts, ahead, split);
         let nvtx = match nvtx {
             Some(h) => Some(h.join().map_err(|_| Error::Sqlite {
                 path: db.path.clone(),
@@ -74,6 +82,13 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
             None => None,
         };
         let (mut trace, unread_end) = main?;
+        let nvtx = match (nvtx, nvtx_table.as_deref()) {
+            (None, Some(t)) if !beside => {
+                let cover = LaunchCover::new(&trace.launches);
+                Some(read_nvtx_split(path, t, opts, Some(&cover))?)
+            }
+            (nvtx, _) => nvtx,
+        };
         if let Some(raw) = nvtx {
             let capture_end = capture_end(db, &trace.kernels, &trace.launches).max(unread_end);
             merge_nvtx(raw, &mut trace, capture_end, opts.all_ranges);
@@ -92,10 +107,16 @@ const READ_AHEAD_BYTES: usize = 128 << 20;
 /// The rows of the API table, when another thread reads them.
 type ReadAhead<'s> = std::thread::ScopedJoinHandle<'s, Result<(Vec<RuntimeRow>, bool)>>;
 
-/// Everything but NVTX; the API table's rows from `ahead` when given.
+/// Everything but NVTX; the API table's rows from `ahead` when given,
+/// else read in halves from `split` rows on ([`runtime_rows_halves`]).
 /// With it, the latest end of the kernels counted but not kept
 /// (`no_kernels`; `i64::MIN` if none), which the end of capture includes.
-fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result<(Trace, i64)> {
+fn read_main(
+    db: &Db,
+    opts: ReadOptions,
+    ahead: Option<ReadAhead<'_>>,
+    split: Option<usize>,
+) -> Result<(Trace, i64)> {
     let mut strings = StrPool::new();
     let mut notes = Vec::new();
     let mut missing = Vec::new();
@@ -160,7 +181,7 @@ fn read_main(db: &Db, opts: ReadOptions, ahead: Option<ReadAhead<'_>>) -> Result
                 KernelSide::Kernels(&mut kernels)
             };
             let (launches, unlaunched) =
-                read_launches(db, &t, side, &mut memops, &mut strings, all, ahead)?;
+                read_launches(db, &t, side, &mut memops, &mut strings, all, ahead, split)?;
             stats.without_launch = unlaunched;
             launches
         }
@@ -705,6 +726,53 @@ fn runtime_rows(db: &Db, sql: &str, mut each: impl FnMut(RuntimeRow)) -> rusqlit
     Ok(())
 }
 
+/// Rows of the API table (by its largest rowid) from which
+/// [`read_launches`] reads it in two halves when nothing else is read
+/// beside it.
+const RUNTIME_SPLIT_ROWS: usize = 1 << 20;
+
+/// [`runtime_rows`] of the whole table (its query, and whether that has a
+/// `WHERE` clause: [`runtime_query`]; `rows`: its largest rowid) in two
+/// halves by rowid, the second read on a connection of its own while the
+/// first is handed to `each`, then handed over itself: the rows in the
+/// order of one scan. (One connection stepped the 5.6 M rows of a 3 M-kernel
+/// export for 1.8 s while the other core waited.) The second half is held
+/// until then: 48 bytes a row.
+fn runtime_rows_halves(
+    db: &Db,
+    table: &str,
+    (sql, filtered): (&str, bool),
+    rows: usize,
+    mut each: impl FnMut(RuntimeRow),
+) -> Result<()> {
+    let mid = rows / 2;
+    let and = if filtered { "AND" } else { "WHERE" };
+    let first = format!("{sql} {and} rowid <= {mid}");
+    let second = format!("{sql} {and} rowid > {mid}");
+    let path = db.path.clone();
+    let (a, b) = std::thread::scope(|sc| {
+        let b = sc.spawn(move || -> Result<Vec<RuntimeRow>> {
+            let db2 = Db::open(&path)?;
+            let mut out = with_room(rows - mid);
+            runtime_rows(&db2, &second, |r| out.push(r))
+                .map_err(|e| db2.err(format!("reading table {table}"), e))?;
+            Ok(out)
+        });
+        let a = runtime_rows(db, &first, &mut each);
+        (a, b.join())
+    });
+    // errors in the order one scan meets them
+    a.map_err(|e| db.err(format!("reading table {table}"), e))?;
+    let tail = b.map_err(|_| {
+        db.err(
+            format!("reading table {table}"),
+            rusqlite::Error::InvalidQuery,
+        )
+    })??;
+    tail.into_iter().for_each(each);
+    Ok(())
+}
+
 /// Every row of the API table, read on a connection of its own (while the
 /// caller's reads the kernels): for the readers that keep every call.
 fn read_runtime_rows(path: &std::path::Path, table: &str) -> Result<(Vec<RuntimeRow>, bool)> {
@@ -733,7 +801,9 @@ struct AllCalls<'a> {
 }
 
 /// The launch calls of `kernels` and `memops` (whose `launch` is set),
-/// and how many of the kernels have none.
+/// and how many of the kernels have none. The API table's rows are
+/// `read_ahead`, or read here: in halves from `split` rows on.
+#[allow(clippy::too_many_arguments)] // (the reader's state, passed down)
 fn read_launches(
     db: &Db,
     table: &str,
@@ -742,6 +812,7 @@ fn read_launches(
     strings: &mut StrPool,
     all: Option<AllCalls<'_>>,
     read_ahead: Option<(Vec<RuntimeRow>, bool)>,
+    split: Option<usize>,
 ) -> Result<(Vec<Launch>, u64)> {
     // (process bits, correlation id) → launch slot, in the order of each
     // key's first kernel (then copy or set)
@@ -916,8 +987,13 @@ fn read_launches(
                 rows.into_iter().for_each(&mut join);
             }
             if let Some(sql) = query {
-                runtime_rows(db, &sql, &mut join)
-                    .map_err(|e| db.err(format!("reading table {table}"), e))?;
+                let rows = row_count_hint(db, table);
+                if split.is_some_and(|from| rows >= from.max(2)) {
+                    runtime_rows_halves(db, table, (&sql, has_class), rows, &mut join)?;
+                } else {
+                    runtime_rows(db, &sql, &mut join)
+                        .map_err(|e| db.err(format!("reading table {table}"), e))?;
+                }
             }
             if let Some(all) = all {
                 if !has_class {
@@ -1169,6 +1245,23 @@ struct NvtxRaw {
     rows: u64,
     skipped: u64,
     max_end: i64,
+    /// The ranges dropped as read for enclosing no launch call that
+    /// [`merge_nvtx`] would have kept, to count them as it would.
+    dropped: Dropped,
+}
+
+/// Ranges [`read_nvtx_raw`] dropped for enclosing no launch call that
+/// [`merge_nvtx`] would have counted (on a thread that launched, or any
+/// thread with `all_ranges`).
+#[derive(Default)]
+struct Dropped {
+    /// With an inline text: counted as ranges.
+    ranges: u64,
+    /// Of those, left open.
+    open: u64,
+    /// With a registered text: (StringIds id, left open), counted as a
+    /// range or, if the id is unknown, as skipped.
+    registered: Vec<(i64, bool)>,
 }
 
 /// Rows of NVTX_EVENTS above which its read is split in two by rowid, each
@@ -1179,8 +1272,13 @@ const NVTX_SPLIT_ROWS: usize = 1 << 20;
 /// kernel and launch reads): a large table in two halves by rowid, read at
 /// once and joined in rowid order, so that the result is the one read of
 /// the whole table, string handles included.
-fn read_nvtx_split(path: &std::path::Path, table: &str, opts: ReadOptions) -> Result<NvtxRaw> {
-    read_nvtx_split_above(path, table, opts, NVTX_SPLIT_ROWS)
+fn read_nvtx_split(
+    path: &std::path::Path,
+    table: &str,
+    opts: ReadOptions,
+    cover: Option<&LaunchCover>,
+) -> Result<NvtxRaw> {
+    read_nvtx_split_above(path, table, opts, cover, NVTX_SPLIT_ROWS)
 }
 
 /// [`read_nvtx_split`], splitting from `split_rows` rows.
@@ -1188,6 +1286,7 @@ fn read_nvtx_split_above(
     path: &std::path::Path,
     table: &str,
     opts: ReadOptions,
+    cover: Option<&LaunchCover>,
     split_rows: usize,
 ) -> Result<NvtxRaw> {
     let max_rowid = {
@@ -1195,7 +1294,7 @@ fn read_nvtx_split_above(
         row_count_hint(&db, table)
     };
     if max_rowid < split_rows.max(2) {
-        return read_nvtx_raw(path, table, opts, None, &mut []).map(|(raw, _)| raw);
+        return read_nvtx_raw(path, table, opts, cover, None, &mut []).map(|(raw, _)| raw);
     }
     let mid = max_rowid / 2;
     // One buffer for the whole table, each half written straight into its
@@ -1208,9 +1307,10 @@ fn read_nvtx_split_above(
     let room1 = mid.min(buf.len());
     let (a, b) = buf.split_at_mut(room1);
     let (first, second) = std::thread::scope(|scope| {
-        let second =
-            scope.spawn(move || read_nvtx_raw(path, table, opts, Some((mid as i64, i64::MAX)), b));
-        let first = read_nvtx_raw(path, table, opts, Some((i64::MIN, mid as i64)), a);
+        let second = scope.spawn(move || {
+            read_nvtx_raw(path, table, opts, cover, Some((mid as i64, i64::MAX)), b)
+        });
+        let first = read_nvtx_raw(path, table, opts, cover, Some((i64::MIN, mid as i64)), a);
         (first, second.join())
     });
     let (mut first, n1) = first?;
@@ -1250,6 +1350,7 @@ impl NvtxRaw {
             rows,
             skipped,
             max_end,
+            dropped,
         } = next;
         self.ranges.extend(ranges);
         // handles of `next`'s pool shift past ours: the same handles as
@@ -1271,17 +1372,23 @@ impl NvtxRaw {
         self.rows += rows;
         self.skipped += skipped;
         self.max_end = self.max_end.max(max_end);
+        self.dropped.ranges += dropped.ranges;
+        self.dropped.open += dropped.open;
+        self.dropped.registered.extend(dropped.registered);
     }
 }
 
 /// Read the NVTX ranges with rowid in `(lo, hi]` (`None`: every row) on a
-/// connection of its own. Keeps every thread; the caller filters. Ranges
+/// connection of its own. Keeps every thread; the caller filters. With a
+/// `cover`, a range that encloses none of its launch calls is dropped
+/// before its text is read (and counted in `dropped`). Ranges
 /// fill `room` first, then `ranges` of the result; returns how many are in
 /// `room` (range *i* of this read is the *i*-th of the two in that order).
 fn read_nvtx_raw(
     path: &std::path::Path,
     table: &str,
     opts: ReadOptions,
+    cover: Option<&LaunchCover>,
     rowids: Option<(i64, i64)>,
     room: &mut [Range],
 ) -> Result<(NvtxRaw, usize)> {
@@ -1329,8 +1436,10 @@ fn read_nvtx_raw(
         rows: 0,
         skipped: 0,
         max_end: i64::MIN,
+        dropped: Dropped::default(),
     };
     let mut filled = 0usize;
+    let mut hints = CoverHints::default();
     let mut heads = opts.range_heads.then(SharedTexts::default);
     let mut run = || -> rusqlite::Result<()> {
         let mut st = db.conn.prepare(&sql)?;
@@ -1370,6 +1479,35 @@ fn read_nvtx_raw(
                 raw.skipped += 1;
                 continue;
             };
+            if let Some(cover) = cover {
+                let end = int_at(r, 1)?;
+                // (open: it may enclose any later call)
+                let launched = cover.encloses(gtid, start, end.unwrap_or(i64::MAX), &mut hints);
+                if launched != Some(true) {
+                    // counted as if read and kept: skipped without a text,
+                    // and as `merge_nvtx` counts the ranges it keeps
+                    let inline = matches!(r.get_ref(4)?, rusqlite::types::ValueRef::Text(_));
+                    let id = if inline { None } else { int_at(r, 5)? };
+                    if !inline && id.is_none() {
+                        raw.skipped += 1;
+                        continue;
+                    }
+                    if let Some(e) = end {
+                        raw.max_end = raw.max_end.max(e);
+                    }
+                    if launched.is_some() || opts.all_ranges {
+                        let open = end.is_none();
+                        match id {
+                            Some(id) => raw.dropped.registered.push((id, open)),
+                            None => {
+                                raw.dropped.ranges += 1;
+                                raw.dropped.open += u64::from(open);
+                            }
+                        }
+                    }
+                    continue;
+                }
+            }
             let (text, pending) = match text_at(r, 4)? {
                 Some(t) => match &mut heads {
                     Some(seen) => (raw.pool.push_shared(name_of_range(&t), seen), None),
@@ -1442,6 +1580,7 @@ fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64, all_threads: bo
         rows,
         skipped,
         max_end,
+        dropped,
     } = raw;
     let off = pool.append(std::mem::take(&mut trace.strings));
     let shift = |r: &mut StrRef| r.0 += off;
@@ -1498,9 +1637,20 @@ fn merge_nvtx(raw: NvtxRaw, trace: &mut Trace, capture_end: i64, all_threads: bo
         }
         true
     });
+    // the ranges dropped as read, counted as if kept
+    let mut counted = dropped.ranges;
+    open += dropped.open;
+    for (id, was_open) in dropped.registered {
+        if trace.strings.by_file_id(id).is_some() {
+            counted += 1;
+            open += u64::from(was_open);
+        } else {
+            dropped_unresolved += 1;
+        }
+    }
     stats.ranges_open += open;
     stats.ranges_skipped += dropped_unresolved;
-    stats.ranges = ranges.len() as u64;
+    stats.ranges = ranges.len() as u64 + counted;
     trace.domains = domains
         .into_iter()
         .filter_map(|(k, t)| {
@@ -1672,6 +1822,33 @@ mod tests {
     /// read's blocking ones in the same order, the others are counted, and
     /// the launches are the same. A real export (committed fixture).
     #[test]
+    fn api_table_read_in_halves_is_the_read_in_one() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/nsys-ai/mfu_2gpu_before.sqlite");
+        let db = Db::open(&path).unwrap();
+        for opts in [
+            ReadOptions::default(),
+            ReadOptions {
+                api_calls: true,
+                memops: true,
+                ..ReadOptions::default()
+            },
+        ] {
+            let (one, _) = read_main(&db, opts, None, None).unwrap();
+            let (halves, _) = read_main(&db, opts, None, Some(0)).unwrap();
+            assert!(one.launches.len() > 100);
+            // (every field, launch indexes and string handles too)
+            let all = |t: &Trace| {
+                format!(
+                    "{:?} {:?} {:?} {:?} {:?}",
+                    t.launches, t.kernels, t.memops, t.api_calls, t.stats
+                )
+            };
+            assert_eq!(all(&halves), all(&one));
+        }
+    }
+
+    #[test]
     fn blocking_calls_read_after_the_kernels_as_the_full_read() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../fixtures/nsys-ai/mfu_2gpu_before.sqlite");
@@ -1682,12 +1859,12 @@ mod tests {
             ..ReadOptions::default()
         };
         // no read-ahead: the rows are read after the kernels
-        let (full, _) = read_main(&db, opts, None).unwrap();
+        let (full, _) = read_main(&db, opts, None, None).unwrap();
         let blocking = ReadOptions {
             blocking_calls_only: true,
             ..opts
         };
-        let (lean, _) = read_main(&db, blocking, None).unwrap();
+        let (lean, _) = read_main(&db, blocking, None, None).unwrap();
         let key = |t: &Trace, c: &ApiCall| {
             (
                 c.start_ns,
@@ -1990,13 +2167,13 @@ mod tests {
             }
         }
         let opts = ReadOptions::default();
-        let whole = read_nvtx_raw(&path, "NVTX_EVENTS", opts, None, &mut [])
+        let whole = read_nvtx_raw(&path, "NVTX_EVENTS", opts, None, None, &mut [])
             .unwrap()
             .0;
         assert!(whole.ranges.len() > 40 && !whole.pending.is_empty());
         assert!(!whole.domains.is_empty() && whole.skipped > 0);
         for split in [0, 2, 100] {
-            let halves = read_nvtx_split_above(&path, "NVTX_EVENTS", opts, split).unwrap();
+            let halves = read_nvtx_split_above(&path, "NVTX_EVENTS", opts, None, split).unwrap();
             assert_eq!(plain(&halves), plain(&whole), "split from {split} rows");
             // the same handles, too
             let texts = |r: &NvtxRaw| r.ranges.iter().map(|x| x.text).collect::<Vec<_>>();
