@@ -788,7 +788,9 @@ fn blocking_calls_only_keeps_the_full_reads_blocking_calls() {
 /// NVTX rows whose range encloses no launch call are dropped as read, so
 /// after [`rprof_trace::attribute::attribute_used`] the ranges, their
 /// texts and every launch's list are those of the full read, and the
-/// counts on stderr are the same. The expected side is the full read and
+/// counts on stderr are the same; attributed without that second drop (as
+/// the record-building views do), every launch's list names the same
+/// ranges. The expected side is the full read and
 /// the attribution's own drop (code this change leaves alone). Synthetic
 /// exports (random ranges on four threads, one that launched nothing;
 /// open ranges, registered texts resolved or not, rows without a text,
@@ -907,6 +909,38 @@ fn enclosing_ranges_only_keeps_what_attribution_keeps() {
             assert_eq!(lean.launches.len(), full.launches.len(), "{f}");
             for l in 0..full.launches.len() as u32 {
                 assert_eq!(e_lean.of(l), e_full.of(l), "{f}: launch {l}");
+            }
+            // and the lean read attributed without the second drop (what
+            // the record-building views do) names the same ranges per launch
+            let mut again = read(
+                path,
+                ReadOptions {
+                    enclosing_ranges_only: true,
+                    ..opts
+                },
+            )
+            .unwrap();
+            let e_again = rprof_trace::attribute::attribute(&again.launches, &mut again.ranges);
+            let named = |t: &Trace, e: &rprof_trace::attribute::Enclosing, l: u32| {
+                e.of(l)
+                    .iter()
+                    .map(|&r| {
+                        let r = &t.ranges[r as usize];
+                        (
+                            r.start_ns,
+                            r.end_ns,
+                            r.thread,
+                            t.strings.get(r.text).to_owned(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            for l in 0..full.launches.len() as u32 {
+                assert_eq!(
+                    named(&again, &e_again, l),
+                    named(&full, &e_full, l),
+                    "{f}: launch {l}"
+                );
             }
             let names = |t: &Trace| -> Vec<String> {
                 t.kernels

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use rayon::prelude::*;
 use rprof_trace::build::{self, BuildOptions};
-use rprof_trace::model::{DeviceInfo, MemOp, Trace};
+use rprof_trace::model::{DeviceInfo, Trace};
 use rprof_trace::model::{Kernels, Line, read_line};
 use rprof_trace::read::{self, FileKind, ReadOptions};
 
@@ -244,9 +244,10 @@ pub struct Info {
     /// are read (a device is in the list before its first record reaches
     /// the callback).
     pub devices: Vec<DeviceInfo>,
-    /// Memory copies and sets of a profile read with `Options::memops`
-    /// (`None` for record files, which have none).
-    pub memops: Option<Vec<MemOp>>,
+    /// The memory copies and sets of a profile read with
+    /// `Options::memops`, summed (`None` for record files, which have
+    /// none).
+    pub memops: Option<rprof_report::summary::MemopSums>,
 }
 
 /// At most this many devices are gathered from records (a hostile file
@@ -338,14 +339,17 @@ pub fn for_each_chunk_prepared<T: Send>(
     match input {
         Input::Profile(path) => {
             let (mut trace, enclosing) = load_with(path, opts, ranges)?;
-            // the copies and sets are the caller's: moved, not copied (at
-            // 3 M kernels a copy is ~100 MB more at the peak), as records
-            // are built from kernels alone
+            // the copies and sets, summed and let go before the records
+            // are built (from kernels alone): at 3 M kernels they were
+            // 85 MB at the peak
             let info = Info {
                 name: spool::name(path),
                 devices: trace.devices.clone(),
-                memops: opts.memops.then(|| std::mem::take(&mut trace.memops)),
+                memops: opts
+                    .memops
+                    .then(|| rprof_report::summary::MemopSums::of(&trace.memops)),
             };
+            trace.memops = Vec::new();
             let trace = trace;
             // the callback's own error (a closed pipe, say) is kept as is
             let phase = Phase::bar(
@@ -491,8 +495,9 @@ fn parquet_records(
 
 /// A profile, read (with its ranges or not) and attributed for building
 /// records: the trace's ranges serve only to build them, so those
-/// enclosing no launch call are dropped before the attribution (less
-/// memory and sorting on large exports; the records are the same).
+/// enclosing no launch call are left out (less memory and sorting on large
+/// exports; the records are the same): by the nsys reader as it reads,
+/// else before the attribution.
 fn load_with(
     path: &Path,
     opts: Options,
@@ -506,7 +511,15 @@ fn load_with(
         on && ranges == Ranges::Read,
         "attributing kernels to NVTX ranges",
     );
-    let (enclosing, _) = rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges);
+    let enclosing = if trace.source == rprof_trace::model::Source::Nsys {
+        // the reader kept only the ranges that may enclose a launch (and
+        // those left open, which no launch's list names unless it encloses
+        // one): a second pass would build its own index of the calls, at
+        // the peak (0.13 GB at 3 M kernels), to drop next to nothing
+        rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges)
+    } else {
+        rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges).0
+    };
     drop(attributing);
     crate::cmd::release_freed();
     Ok((trace, enclosing))

@@ -293,7 +293,8 @@ fn kernel_sums(path: &std::path::Path, args: &SummaryArgs) -> anyhow::Result<Sum
         }
     };
     let mut report = sum.finish(args.top);
-    report.gpu_time = Some(summary::gpu_time(report.total_ns, &trace.memops));
+    let memops = summary::MemopSums::of(&trace.memops);
+    report.gpu_time = Some(summary::gpu_time(report.total_ns, &memops));
     if !args.quiet {
         let stats = build::BuildStats {
             records: trace.kernels.len() as u64,
