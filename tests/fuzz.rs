@@ -314,6 +314,19 @@ fn consume_stats(path: &Path) {
 /// records.
 fn consume_profile(path: &Path, compat: bool) -> usize {
     consume_stats(path);
+    // the read of the record-building views: only the ranges that enclose
+    // a launch call (nsys), read after the launches
+    if let Ok(mut lean) = read::read(
+        path,
+        ReadOptions {
+            compat,
+            memops: true,
+            enclosing_ranges_only: true,
+            ..ReadOptions::default()
+        },
+    ) {
+        let _ = attribute::attribute(&lean.launches, &mut lean.ranges);
+    }
     // every table the readers can fill, so that all of them are fuzzed
     let Ok(mut trace) = read::read(
         path,
