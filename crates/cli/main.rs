@@ -5,6 +5,7 @@
 //! 1 bad data or I/O, 2 usage (clap's own errors and our argument checks),
 //! 3 `rprof diff --fail-above` found a regression.
 
+mod alloc;
 mod args;
 mod cmd;
 mod diag;
@@ -17,6 +18,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
+
+/// glibc's allocator, or mimalloc's for the commands faster with it.
+#[global_allocator]
+static ALLOC: alloc::Switch = alloc::Switch;
 
 fn main() -> ExitCode {
     out::check_stdout();
