@@ -1,20 +1,21 @@
 //! The allocator, chosen per command.
 //!
-//! `rprof prof` on a records file makes and frees a few small strings and
-//! lists per record on several threads; there mimalloc takes 0.89 × the
-//! wall time of glibc's allocator (median of 11 paired runs on the
-//! 1 M-record file; BENCHMARKS.md, twenty-seventh pass). On a profile it
-//! holds 30 % more memory (`summary` at 1 M kernels: 655 MB against
-//! 500 MB) for no gain in `parse`, and the memory targets bind there: every
-//! other command keeps glibc's.
+//! Reading records (`prof`, `summary` and `gpu` on a records file or
+//! standard input) makes and frees a few small strings and lists per
+//! record on several threads; there mimalloc takes 0.7-0.9 × the wall time
+//! of glibc's allocator (paired runs on the 1 M-record file; BENCHMARKS.md,
+//! twenty-seventh pass) for about 50 MB more. On a profile it holds 30 %
+//! more memory (`summary` at 1 M kernels: 655 MB against 500 MB) for no
+//! gain in `parse`, and the memory targets bind there: every other command
+//! and input keeps glibc's.
 //!
 //! So the binary's allocator hands out glibc blocks until
 //! [`use_mimalloc`] is called, and mimalloc's after. A block is freed (or
 //! grown) by the allocator that made it: mimalloc knows its own address
 //! ranges (`mi_is_in_heap_region`, a lookup in its page map), and nothing
 //! else asks, so until the switch every call goes straight to glibc.
-//! No published crate dispatches between two allocators this way, hence
-//! this small wrapper over the two that do the work.
+//! We found no maintained crate that switches allocators at run time,
+//! hence this small wrapper over the two crates that do the work.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +33,7 @@ pub struct Switch;
 
 /// From now on, new blocks come from mimalloc (blocks made before are
 /// still freed by glibc). For a command whose allocations are many, small
-/// and short-lived: `prof` on records.
+/// and short-lived: reading records ([`crate::input::Input::choose_allocator`]).
 pub fn use_mimalloc() {
     MI_SEEN.store(true, Ordering::SeqCst);
     MI_NEW.store(true, Ordering::SeqCst);

@@ -47,6 +47,15 @@ impl Input {
         })
     }
 
+    /// Records are read with mimalloc ([`crate::alloc`]): many small,
+    /// short-lived blocks per record, made and freed on several threads. A
+    /// profile keeps glibc's allocator, which holds less memory.
+    pub fn choose_allocator(&self) {
+        if matches!(self, Input::Records(_)) {
+            crate::alloc::use_mimalloc();
+        }
+    }
+
     /// The name to use in messages.
     pub fn name(&self) -> String {
         match self {

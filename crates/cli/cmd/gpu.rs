@@ -179,6 +179,7 @@ pub fn run(args: &GpuArgs) -> anyhow::Result<()> {
         return Err(UsageError("--buckets: must be at least 1 ns".into()).into());
     }
     let source = Input::detect(args.file.as_deref())?;
+    source.choose_allocator();
     let name = source.name();
     let opts = GpuOptions {
         bucket_ns,

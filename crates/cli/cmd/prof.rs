@@ -121,11 +121,7 @@ pub fn run(args: &ProfArgs) -> anyhow::Result<()> {
             .map_err(|e| UsageError(e.to_string()))?;
     }
     let source = Input::detect(args.file.as_deref())?;
-    if matches!(source, Input::Records(_)) {
-        // many small, short-lived blocks per record: faster with mimalloc
-        // (crate::alloc); a profile keeps glibc's, which holds less
-        crate::alloc::use_mimalloc();
-    }
+    source.choose_allocator();
     let name = source.name();
     // rows are rendered in parallel by printers over byte buffers and
     // written here in order

@@ -125,6 +125,7 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<()> {
         .into());
     }
     let source = Input::detect(args.file.as_deref())?;
+    source.choose_allocator();
     let report = match &source {
         // the question is about the kernels alone: no records
         Input::Profile(path) if args.no_models => kernel_sums(path, args)?,
