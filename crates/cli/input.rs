@@ -56,6 +56,23 @@ impl Input {
         }
     }
 
+    /// True when `path` names records that [`Input::detect`] would read as
+    /// such: standard input, or a regular file that is not a profile (a
+    /// pipe or anything unreadable: false, and nothing is read from it).
+    pub fn is_records_file(path: &Path) -> bool {
+        if path == Path::new("-") {
+            return true;
+        }
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return false;
+        }
+        match read::sniff(path) {
+            Ok(FileKind::Sqlite | FileKind::Gzip) | Err(_) => false,
+            Ok(FileKind::Json) => starts_with_record(path).unwrap_or(false),
+            Ok(_) => true,
+        }
+    }
+
     /// The name to use in messages.
     pub fn name(&self) -> String {
         match self {
@@ -978,4 +995,48 @@ fn records<T: Send>(
         read
     })?;
     Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which inputs count as records for the allocator's choice: each
+    /// expected answer is what `Input::detect` makes of the same path.
+    #[test]
+    fn records_files_are_those_detect_reads_as_records() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let jsonl = dir.path().join("r.jsonl");
+        std::fs::write(&jsonl, "{\"kShortName\":\"k\"}\n").expect("write");
+        // a PyTorch-profiler trace is one JSON document (synthetic)
+        let kineto = dir.path().join("trace.json");
+        std::fs::write(&kineto, "{\n  \"traceEvents\": []\n}\n").expect("write");
+        let fifo = dir.path().join("fifo");
+        let fifo_made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        let cases: Vec<(PathBuf, bool)> = vec![
+            (root.join("profiling-lm/net.dict"), true),
+            (jsonl.clone(), true),
+            (root.join("mordred/report1_2021.sqlite"), false),
+            (root.join("kineto/alexnet_benchmark_trace.json.gz"), false),
+            (kineto, false),
+            (dir.path().join("absent"), false),
+            (dir.path().to_owned(), false),
+        ];
+        for (p, want) in &cases {
+            assert_eq!(Input::is_records_file(p), *want, "{}", p.display());
+            if p.is_file() {
+                let detected = matches!(Input::detect(Some(p)), Ok(Input::Records(_)));
+                assert_eq!(detected, *want, "detect on {}", p.display());
+            }
+        }
+        assert!(Input::is_records_file(Path::new("-")));
+        if fifo_made {
+            // not opened: opening a FIFO with no writer would block
+            assert!(!Input::is_records_file(&fifo));
+        }
+    }
 }

@@ -337,6 +337,12 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<()> {
         return Err(UsageError("only one of the two runs can be standard input".into()).into());
     }
     let steps = StepMatcher::new(&args.step).map_err(UsageError)?;
+    if Input::is_records_file(&args.base) && Input::is_records_file(&args.test) {
+        // two record files: read with mimalloc, as `prof` reads one
+        // (crate::alloc); a profile on either side keeps glibc's, which
+        // holds less
+        crate::alloc::use_mimalloc();
+    }
     // small runs at once, each read and grouped on its own (a read keeps
     // about one core busy: at 1 M kernels one after the other took 1.3 ×
     // the time); large ones one after the other, each let go once grouped
