@@ -9,7 +9,8 @@
 # rprof-gen). OLD_RPROF: a build of an earlier commit, measured beside
 # this one for the commands both have. ROUNDS: default 3.
 # Prints one line per command: name, median wall s, median peak RSS MB (10^6
-# bytes), and the ratio to `parse` of the same binary.
+# bytes), and the ratio to `parse` of the same binary. BENCH_ONLY="prof|parse"
+# runs only the commands so named (and their old- twins).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 file=${1:?usage: scripts/bench-views.sh FILE [OLD_RPROF] [ROUNDS]}
@@ -48,6 +49,10 @@ add stats-kern-nvtx "$new stats -q --report nvtx_kern_sum $file > /dev/null"
 add stats-proj-trace "$new stats -q --report nvtx_gpu_proj_trace $file > /dev/null"
 add summary-nvtx "$new summary -q --by nvtx $file > /dev/null"
 add diff-self "$new diff -q $file $file > /dev/null"
+# the commands that read records: mimalloc there (crates/cli/alloc.rs)
+add summary-records "$new summary -q --by op $tmp/new.jsonl > /dev/null"
+add gpu-records "$new gpu -q $tmp/new.jsonl > /dev/null"
+add diff-records "$new diff -q $tmp/new.jsonl $tmp/new.jsonl > /dev/null"
 if [ -n "$old" ]; then
     add old-parse "$old parse -q $file > /dev/null"
     add old-prof "$old prof --csv $tmp/old.dict > /dev/null"
@@ -66,16 +71,26 @@ if [ -n "$old" ]; then
     add old-stats-proj "$old stats -q --report nvtx_gpu_proj_sum $file > /dev/null"
     add old-stats-kern-nvtx "$old stats -q --report nvtx_kern_sum $file > /dev/null"
     add old-stats-proj-trace "$old stats -q --report nvtx_gpu_proj_trace $file > /dev/null"
+    add old-summary-records "$old summary -q --by op $tmp/old.dict > /dev/null"
+    add old-gpu-records "$old gpu -q $tmp/old.dict > /dev/null"
+    add old-diff-records "$old diff -q $tmp/old.dict $tmp/old.dict > /dev/null"
 fi
 for ((r = 0; r < rounds; r++)); do
     for i in "${!names[@]}"; do
+        # BENCH_ONLY: an extended regular expression; only the commands
+        # whose names (old- taken off) match it are run
+        if [ -n "${BENCH_ONLY:-}" ] && ! [[ ${names[$i]#old-} =~ ^(${BENCH_ONLY})$ ]]; then
+            continue
+        fi
         /usr/bin/time -f "%e %M" -o "$tmp/t" bash -c "${cmds[$i]}" || echo "failed: ${names[$i]}" >&2
         echo "${names[$i]} $(cat "$tmp/t")" >> "$tmp/all"
     done
 done
 # every run, for the record
 cp "$tmp/all" "${BENCH_RUNS:-/tmp/bench-views-runs.txt}"
-ls -l "$tmp/r.html" | awk '{ printf "report size: %.1f MB\n", $5 / 1e6 }'
+if [ -f "$tmp/r.html" ]; then
+    ls -l "$tmp/r.html" | awk '{ printf "report size: %.1f MB\n", $5 / 1e6 }'
+fi
 awk '
 { t[$1] = t[$1] " " $2; m[$1] = m[$1] " " $3; if (!($1 in seen)) { seen[$1] = 1; name[++n] = $1 } }
 function median(s,   a, k, i, j, x) { k = split(s, a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }; return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }

@@ -1,13 +1,23 @@
-//! The allocator, chosen per command.
+//! The allocator, chosen per command and phase.
 //!
-//! Reading records (`prof`, `summary` and `gpu` on a records file or
-//! standard input) makes and frees a few small strings and lists per
-//! record on several threads; there mimalloc takes 0.7-0.9 × the wall time
-//! of glibc's allocator (paired runs on the 1 M-record file; BENCHMARKS.md,
-//! twenty-seventh pass) for about 50 MB more. On a profile it holds 30 %
-//! more memory (`summary` at 1 M kernels: 655 MB against 500 MB) for no
-//! gain in `parse`, and the memory targets bind there: every other command
-//! and input keeps glibc's.
+//! Reading records and modelling them make and free a few small strings
+//! and lists per record on several threads; there mimalloc is faster than
+//! glibc's allocator. Reading a profile is not (`parse`: no gain), and
+//! mimalloc holds about 30 % more of what a whole read trace takes
+//! (`summary` at 1 M kernels: 655 MB against 500 MB), where the memory
+//! targets bind. So mimalloc serves:
+//!
+//! - `prof`, `summary` and `gpu` on a records file or standard input
+//!   ([`crate::input::Input::choose_allocator`]), and `diff` of two record
+//!   files: 0.78-0.89 × the wall time (medians of paired runs on the
+//!   1 M-record file) for 50 MB more;
+//! - the same three on a profile once the trace is read and attributed
+//!   (`input::for_each_chunk_prepared`): the records phase, 0.82 × the
+//!   wall time at 3 M kernels with the same peak for `summary` (which
+//!   comes during the read) and 14 MB more for `gpu`
+//!
+//! (BENCHMARKS.md, twenty-seventh pass). `parse`, `report`, `export` and
+//! the other views keep glibc's throughout.
 //!
 //! So the binary's allocator hands out glibc blocks until
 //! [`use_mimalloc`] is called, and mimalloc's after. A block is freed (or
@@ -32,11 +42,14 @@ static MI_SEEN: AtomicBool = AtomicBool::new(false);
 pub struct Switch;
 
 /// From now on, new blocks come from mimalloc (blocks made before are
-/// still freed by glibc). For a command whose allocations are many, small
-/// and short-lived: reading records ([`crate::input::Input::choose_allocator`]).
+/// still freed by glibc). For a phase whose allocations are many, small
+/// and short-lived: reading and modelling records.
 pub fn use_mimalloc() {
-    MI_SEEN.store(true, Ordering::SeqCst);
-    MI_NEW.store(true, Ordering::SeqCst);
+    MI_SEEN.store(true, Ordering::Relaxed);
+    // released: a thread that sees the switch (acquiring it) and makes a
+    // block has `MI_SEEN` set before, and so has any thread the block is
+    // handed to, which frees it
+    MI_NEW.store(true, Ordering::Release);
 }
 
 /// Whether mimalloc made the block at `ptr`.
@@ -56,7 +69,7 @@ unsafe impl GlobalAlloc for Switch {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's layout, passed on
         unsafe {
-            if MI_NEW.load(Ordering::Relaxed) {
+            if MI_NEW.load(Ordering::Acquire) {
                 MiMalloc.alloc(layout)
             } else {
                 System.alloc(layout)
@@ -68,7 +81,7 @@ unsafe impl GlobalAlloc for Switch {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as `alloc`
         unsafe {
-            if MI_NEW.load(Ordering::Relaxed) {
+            if MI_NEW.load(Ordering::Acquire) {
                 MiMalloc.alloc_zeroed(layout)
             } else {
                 System.alloc_zeroed(layout)

@@ -377,6 +377,10 @@ pub fn for_each_chunk_prepared<T: Send>(
             };
             trace.memops = Vec::new();
             let trace = trace;
+            // what is left is building the records and modelling them:
+            // small, short-lived blocks, faster with mimalloc; the trace
+            // already read stays glibc's (crate::alloc)
+            crate::alloc::use_mimalloc();
             // the callback's own error (a closed pipe, say) is kept as is
             let phase = Phase::bar(
                 progress::enabled(opts.quiet, opts.streams),
