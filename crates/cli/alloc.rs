@@ -12,9 +12,10 @@
 //!   files: 0.78-0.89 × the wall time (medians of paired runs on the
 //!   1 M-record file) for 50 MB more;
 //! - the same three on a profile once the trace is read and attributed
-//!   (`input::for_each_chunk_prepared`): the records phase, 0.82 × the
-//!   wall time at 3 M kernels with the same peak for `summary` (which
-//!   comes during the read) and 14 MB more for `gpu`
+//!   (`input::for_each_chunk_prepared`): the records phase, 0.86-0.94 ×
+//!   the wall time at 3 M kernels, with the same peak for `summary` (it
+//!   comes during the read), 11 MB more for `prof` and 47 MB more for
+//!   `gpu`
 //!
 //! (BENCHMARKS.md, twenty-seventh pass). `parse`, `report`, `export` and
 //! the other views keep glibc's throughout.
@@ -55,8 +56,9 @@ pub fn use_mimalloc() {
 /// Whether mimalloc made the block at `ptr`.
 #[inline]
 fn from_mimalloc(ptr: *mut u8) -> bool {
-    // SAFETY: the lookup reads mimalloc's page map only; any address may
-    // be asked about, and the map exists once mimalloc has made a block
+    // SAFETY: the lookup reads mimalloc's page map only, and any address
+    // may be asked about (before mimalloc has set up its map, the answer
+    // is false)
     MI_SEEN.load(Ordering::Relaxed)
         && unsafe { libmimalloc_sys::mi_is_in_heap_region(ptr.cast::<std::ffi::c_void>()) }
 }
