@@ -15,10 +15,12 @@
 //!   (`input::for_each_chunk_prepared`): the records phase, 0.86-0.94 ×
 //!   the wall time at 3 M kernels, with the same peak for `summary` (it
 //!   comes during the read), 11 MB more for `prof` and 47 MB more for
-//!   `gpu`
+//!   `gpu`;
+//! - `export --chrome` once the ranges are written and the kernels
+//!   attributed: 0.83-0.90 × at 1 M kernels, 19 MB more at 3 M
 //!
-//! (BENCHMARKS.md, twenty-seventh pass). `parse`, `report`, `export` and
-//! the other views keep glibc's throughout.
+//! (BENCHMARKS.md, twenty-seventh pass). `parse`, `report` (1.98-2.00 GB
+//! at 3 M kernels: no room) and the other views keep glibc's throughout.
 //!
 //! So the binary's allocator hands out glibc blocks until
 //! [`use_mimalloc`] is called, and mimalloc's after. A block is freed (or

@@ -220,6 +220,10 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
         // over all of them)
         let (enclosing, _) =
             rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges);
+        // the records and the op models from here on: mimalloc's, faster
+        // for their small blocks; what was read stays glibc's
+        // (crate::alloc)
+        crate::alloc::use_mimalloc();
         // each kernel's op, params and FLOPs come from the op models
         let opts = BuildOptions {
             typed_stock: true,
