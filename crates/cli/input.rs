@@ -40,10 +40,10 @@ impl Input {
                 return Ok(Input::Stream(p.to_owned(), std::sync::Mutex::new(Some(r))));
             }
         };
-        Ok(match read::sniff(&p)? {
-            FileKind::Sqlite | FileKind::Gzip => Input::Profile(p),
-            FileKind::Json if !starts_with_record(&p)? => Input::Profile(p),
-            _ => Input::Records(Some(p)),
+        Ok(if holds_records(&p)? {
+            Input::Records(Some(p))
+        } else {
+            Input::Profile(p)
         })
     }
 
@@ -66,11 +66,7 @@ impl Input {
         if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
             return false;
         }
-        match read::sniff(path) {
-            Ok(FileKind::Sqlite | FileKind::Gzip) | Err(_) => false,
-            Ok(FileKind::Json) => starts_with_record(path).unwrap_or(false),
-            Ok(_) => true,
-        }
+        holds_records(path).unwrap_or(false)
     }
 
     /// The name to use in messages.
@@ -81,6 +77,16 @@ impl Input {
             Input::Records(None) => "<stdin>".to_owned(),
         }
     }
+}
+
+/// Whether the regular file `path` holds records rather than a profile
+/// (SQLite, gzip, or a JSON document that does not start like a record).
+fn holds_records(path: &Path) -> anyhow::Result<bool> {
+    Ok(match read::sniff(path)? {
+        FileKind::Sqlite | FileKind::Gzip => false,
+        FileKind::Json => starts_with_record(path)?,
+        _ => true,
+    })
 }
 
 /// A profile argument of a command that reads the profile itself: `-`
