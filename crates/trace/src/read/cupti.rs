@@ -7,13 +7,13 @@ use crate::FastMap as HashMap;
 use crate::error::Result;
 use crate::model::{CopyKind, MemKind, MemOp, MemoryKind, SyncEvent, SyncKind};
 use crate::model::{StrPool, StrRef};
-use crate::read::sql::Db;
+use crate::read::sql::{Cells, Db, RawQuery, RawRow};
 
 /// An integer column, whatever SQLite's storage class (NULL → `None`).
 #[inline]
-pub(crate) fn int_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+pub(crate) fn int_at(r: &impl Cells, i: usize) -> rusqlite::Result<Option<i64>> {
     use rusqlite::types::ValueRef;
-    Ok(match r.get_ref(i)? {
+    Ok(match r.cell(i)? {
         ValueRef::Integer(x) => Some(x),
         ValueRef::Real(f) => Some(f as i64),
         ValueRef::Text(t) => std::str::from_utf8(t)
@@ -30,7 +30,7 @@ pub(crate) fn collect_rows<T>(
     db: &Db,
     sql: &str,
     table: &str,
-    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
+    row: impl FnMut(&RawRow<'_>) -> rusqlite::Result<Option<T>>,
 ) -> Result<(Vec<T>, u64)> {
     let mut out = Vec::new();
     let skipped = collect_rows_into(db, sql, table, &mut out, row)?;
@@ -46,13 +46,13 @@ pub(crate) fn collect_rows_into<T>(
     sql: &str,
     table: &str,
     out: &mut Vec<T>,
-    mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<Option<T>>,
+    mut row: impl FnMut(&RawRow<'_>) -> rusqlite::Result<Option<T>>,
 ) -> Result<u64> {
     let mut skipped = 0u64;
     let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(sql)?;
-        let mut rows = st.query([])?;
+        let mut rows = RawQuery::new(&db.conn, sql)?;
         while let Some(r) = rows.next()? {
+            let r = &r;
             match row(r)? {
                 Some(x) => out.push(x),
                 None => skipped += 1,

@@ -22,7 +22,7 @@ use crate::model::{OptU32, SharedTexts, StrPool, StrRef};
 use crate::read::ReadOptions;
 use crate::read::cupti::{collect_rows, int_at, read_memop_tables, read_syncs};
 use crate::read::join::JoinIndex;
-use crate::read::sql::Db;
+use crate::read::sql::{Db, RawQuery};
 use rprof_model::ClockOrigin;
 
 const PID_MASK: u64 = !0xFF_FFFF;
@@ -547,50 +547,47 @@ fn scan_kernels(
     let mut kernels = with_room(capacity);
     let mut row_no = 0u64;
     let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(sql)?;
-        let mut rows = st.query([])?;
+        let mut rows = RawQuery::new(&db.conn, sql)?;
         while let Some(r) = rows.next()? {
             row_no += 1;
             stats.kernel_rows += 1;
-            let int = |i: usize| -> rusqlite::Result<Option<i64>> { int_at(r, i) };
-            let (Some(start), Some(end)) = (int(0)?, int(1)?) else {
+            let int = |i: usize| r.int(i);
+            let (Some(start), Some(end)) = (int(0), int(1)) else {
                 stats.skipped_null += 1;
                 continue;
             };
             if end <= start {
                 stats.non_positive_duration += 1;
             }
-            let name_of = |i: usize| -> rusqlite::Result<Option<StrRef>> {
-                Ok(int(i)?.and_then(|id| strings.by_file_id(id)))
-            };
-            let mangled = name_of(9)?;
-            let name = name_of(7)?.or(name_of(8)?).or(mangled).unwrap_or(unknown);
+            let name_of = |i: usize| int(i).and_then(|id| strings.by_file_id(id));
+            let mangled = name_of(9);
+            let name = name_of(7).or(name_of(8)).or(mangled).unwrap_or(unknown);
             kernels.push(Kernel {
                 row: (row_no - 1) as u32,
                 start_ns: start,
                 end_ns: end,
-                device: int(2)?.unwrap_or(0),
-                context: OptU32::saturating(narrow(int(3)?)),
-                stream: int(4)?.unwrap_or(0),
-                correlation: int(5)?.unwrap_or(-1),
-                global_pid_bits: int(6)?.map_or(crate::model::NO_PID, |p| p as u64),
+                device: int(2).unwrap_or(0),
+                context: OptU32::saturating(narrow(int(3))),
+                stream: int(4).unwrap_or(0),
+                correlation: int(5).unwrap_or(-1),
+                global_pid_bits: int(6).map_or(crate::model::NO_PID, |p| p as u64),
                 name,
                 mangled: mangled.into(),
                 grid: [
-                    narrow(int(10)?).unwrap_or(0),
-                    narrow(int(11)?).unwrap_or(0),
-                    narrow(int(12)?).unwrap_or(0),
+                    narrow(int(10)).unwrap_or(0),
+                    narrow(int(11)).unwrap_or(0),
+                    narrow(int(12)).unwrap_or(0),
                 ],
                 block: [
-                    narrow(int(13)?).unwrap_or(0),
-                    narrow(int(14)?).unwrap_or(0),
-                    narrow(int(15)?).unwrap_or(0),
+                    narrow(int(13)).unwrap_or(0),
+                    narrow(int(14)).unwrap_or(0),
+                    narrow(int(15)).unwrap_or(0),
                 ],
-                registers_per_thread: narrow(int(16)?),
-                static_smem_bytes: OptU32::saturating(narrow(int(17)?)),
-                dynamic_smem_bytes: OptU32::saturating(narrow(int(18)?)),
+                registers_per_thread: narrow(int(16)),
+                static_smem_bytes: OptU32::saturating(narrow(int(17))),
+                dynamic_smem_bytes: OptU32::saturating(narrow(int(18))),
                 launch: OptU32::NONE,
-                extra: crate::model::KernelExtra::of(narrow(int(19)?), int(20)?, None),
+                extra: crate::model::KernelExtra::of(narrow(int(19)), int(20), None),
             });
         }
         Ok(())
@@ -709,18 +706,17 @@ fn runtime_query(db: &Db, table: &str) -> Result<(String, bool)> {
 /// Run the API table's query on `db`, handing each row with a thread and
 /// a correlation id to `each`.
 fn runtime_rows(db: &Db, sql: &str, mut each: impl FnMut(RuntimeRow)) -> rusqlite::Result<()> {
-    let mut st = db.conn.prepare(sql)?;
-    let mut rows = st.query([])?;
+    let mut rows = RawQuery::new(&db.conn, sql)?;
     while let Some(r) = rows.next()? {
-        let (Some(corr), Some(gtid)) = (int_at(r, 3)?, int_at(r, 2)?) else {
+        let (Some(corr), Some(gtid)) = (r.int(3), r.int(2)) else {
             continue;
         };
         each(RuntimeRow::new(
-            int_at(r, 0)?,
-            int_at(r, 1)?,
+            r.int(0),
+            r.int(1),
             gtid as u64,
             corr,
-            int_at(r, 4)?,
+            r.int(4),
         ));
     }
     Ok(())
@@ -1479,28 +1475,27 @@ fn read_nvtx_raw(
     let mut hints = CoverHints::default();
     let mut heads = opts.range_heads.then(SharedTexts::default);
     let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(&sql)?;
-        let mut rows = st.query([])?;
+        let mut rows = RawQuery::new(&db.conn, &sql)?;
         while let Some(r) = rows.next()? {
             raw.rows += 1;
             let event_type = if has_type {
-                int_at(r, 3)?.unwrap_or(NVTX_PUSHPOP)
+                r.int(3).unwrap_or(NVTX_PUSHPOP)
             } else {
                 NVTX_PUSHPOP
             };
-            let Some(gtid) = int_at(r, 2)? else {
+            let Some(gtid) = r.int(2) else {
                 raw.skipped += 1;
                 continue;
             };
             let gtid = gtid as u64;
             if event_type == NVTX_DOMAIN_CREATE {
-                let text = match text_at(r, 4)? {
+                let text = match r.text(4) {
                     Some(t) => Some(Text::Local(raw.pool.push(&t))),
-                    None => int_at(r, 5)?.map(Text::FileId),
+                    None => r.int(5).map(Text::FileId),
                 };
                 if let Some(t) = text {
                     raw.domains
-                        .push(((gtid & PID_MASK, int_at(r, 6)?.unwrap_or(0) as u32), t));
+                        .push(((gtid & PID_MASK, r.int(6).unwrap_or(0) as u32), t));
                 }
                 continue;
             }
@@ -1508,23 +1503,23 @@ fn read_nvtx_raw(
             // describe the starting thread's work (NVIDIA's reports skip them).
             if matches!(event_type, NVTX_STARTEND | NVTXT_STARTEND)
                 && !opts.compat
-                && int_at(r, 7)?.is_some_and(|e| e as u64 != gtid)
+                && r.int(7).is_some_and(|e| e as u64 != gtid)
             {
                 continue;
             }
-            let Some(start) = int_at(r, 0)? else {
+            let Some(start) = r.int(0) else {
                 raw.skipped += 1;
                 continue;
             };
             if let Some(cover) = cover {
-                let end = int_at(r, 1)?;
+                let end = r.int(1);
                 // (open: it may enclose any later call)
                 let launched = cover.encloses(gtid, start, end.unwrap_or(i64::MAX), &mut hints);
                 if launched != Some(true) {
                     // counted as if read and kept: skipped without a text,
                     // and as `merge_nvtx` counts the ranges it keeps
-                    let inline = matches!(r.get_ref(4)?, rusqlite::types::ValueRef::Text(_));
-                    let id = if inline { None } else { int_at(r, 5)? };
+                    let inline = r.is_text(4);
+                    let id = if inline { None } else { r.int(5) };
                     if !inline && id.is_none() {
                         raw.skipped += 1;
                         continue;
@@ -1545,12 +1540,12 @@ fn read_nvtx_raw(
                     continue;
                 }
             }
-            let (text, pending) = match text_at(r, 4)? {
+            let (text, pending) = match r.text(4) {
                 Some(t) => match &mut heads {
                     Some(seen) => (raw.pool.push_shared(name_of_range(&t), seen), None),
                     None => (raw.pool.push(&t), None),
                 },
-                None => match int_at(r, 5)? {
+                None => match r.int(5) {
                     Some(id) => (StrRef(u32::MAX), Some(id)),
                     None => {
                         raw.skipped += 1;
@@ -1558,7 +1553,7 @@ fn read_nvtx_raw(
                     }
                 },
             };
-            let end = match int_at(r, 1)? {
+            let end = match r.int(1) {
                 Some(e) => {
                     raw.max_end = raw.max_end.max(e);
                     e
@@ -1574,7 +1569,7 @@ fn read_nvtx_raw(
                 end_ns: end,
                 thread: gtid,
                 text,
-                domain: int_at(r, 6)?.unwrap_or(0) as u32,
+                domain: r.int(6).unwrap_or(0) as u32,
             };
             match room.get_mut(filled) {
                 Some(slot) if raw.ranges.is_empty() => {

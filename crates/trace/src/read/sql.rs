@@ -210,6 +210,279 @@ impl Db {
     }
 }
 
+/// A query stepped through SQLite's C interface, for the large tables
+/// read row by row (kernels, API calls, NVTX ranges).
+///
+/// Hand-written for speed: rusqlite's `Row::get_ref` asks SQLite for the
+/// column count, the value's type and the value (three calls, each behind
+/// checks and a `Result`), where a value needs only the last two. Column
+/// access was 14 % of `parse`'s CPU samples on the 1 M-kernel benchmark
+/// (perf: `sqlite3_column_int64`, `sqlite3_column_type`, `value_ref`,
+/// `int_at`, `sqlite3_column_count`). The statement is prepared,
+/// stepped and finalized here; errors are rusqlite's, made as rusqlite
+/// makes them (the step's result code and `sqlite3_errmsg`).
+pub(crate) struct RawQuery<'c> {
+    stmt: std::ptr::NonNull<rusqlite::ffi::sqlite3_stmt>,
+    db: *mut rusqlite::ffi::sqlite3,
+    /// Result columns: an index past them reads as NULL.
+    cols: usize,
+    _conn: std::marker::PhantomData<&'c Connection>,
+}
+
+impl<'c> RawQuery<'c> {
+    /// Prepare `sql` (one statement) on `conn`.
+    pub(crate) fn new(conn: &'c Connection, sql: &str) -> rusqlite::Result<RawQuery<'c>> {
+        use rusqlite::ffi;
+        let len = std::ffi::c_int::try_from(sql.len()).map_err(|_| {
+            rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), None)
+        })?;
+        // SAFETY: the handle is the open connection's, which `'c` keeps
+        // alive (and unmoved: it is behind rusqlite's `RefCell`) for as
+        // long as this query; rusqlite uses it on this thread only while
+        // the caller holds no query of its own on it.
+        let db = unsafe { conn.handle() };
+        let mut stmt = std::ptr::null_mut();
+        // SAFETY: `sql` is valid for `len` bytes (SQLite reads no further
+        // when given the length), `stmt` is a valid place for the result.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v2(
+                db,
+                sql.as_ptr().cast(),
+                len,
+                &mut stmt,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            // (SQLite leaves `stmt` null on failure.) An error in the SQL
+            // itself says where, as rusqlite's `prepare` does.
+            return Err(match raw_error(db, rc) {
+                rusqlite::Error::SqliteFailure(error, msg)
+                    if error.code == ffi::ErrorCode::Unknown =>
+                {
+                    // SAFETY: the open connection whose last call failed
+                    match unsafe { ffi::sqlite3_error_offset(db) } {
+                        offset if offset >= 0 => rusqlite::Error::SqlInputError {
+                            error,
+                            msg: msg.unwrap_or_else(|| "error".to_owned()),
+                            sql: sql.to_owned(),
+                            offset,
+                        },
+                        _ => rusqlite::Error::SqliteFailure(error, msg),
+                    }
+                }
+                e => e,
+            });
+        }
+        let stmt = std::ptr::NonNull::new(stmt).ok_or(rusqlite::Error::InvalidQuery)?;
+        // SAFETY: a prepared statement.
+        let cols = unsafe { ffi::sqlite3_column_count(stmt.as_ptr()) }.max(0) as usize;
+        Ok(RawQuery {
+            stmt,
+            db,
+            cols,
+            _conn: std::marker::PhantomData,
+        })
+    }
+
+    /// Run the query again from its first row, with its parameters
+    /// (`?1`, `?2`, …) bound to `params`.
+    pub(crate) fn restart(&mut self, params: &[i64]) -> rusqlite::Result<()> {
+        use rusqlite::ffi;
+        let stmt = self.stmt.as_ptr();
+        // SAFETY: a prepared statement; reset before binding, as SQLite
+        // asks of a statement that has been stepped. (Reset reports the
+        // last step's error again, which `next` returned already.)
+        let wanted = unsafe {
+            ffi::sqlite3_reset(stmt);
+            ffi::sqlite3_bind_parameter_count(stmt).max(0) as usize
+        };
+        if wanted != params.len() {
+            return Err(rusqlite::Error::InvalidParameterCount(params.len(), wanted));
+        }
+        for (k, &v) in params.iter().enumerate() {
+            // SAFETY: as above; `k + 1` is a parameter of the statement
+            let rc = unsafe { ffi::sqlite3_bind_int64(stmt, k as std::ffi::c_int + 1, v) };
+            if rc != ffi::SQLITE_OK {
+                return Err(raw_error(self.db, rc));
+            }
+        }
+        Ok(())
+    }
+
+    /// The next row; `None` after the last.
+    #[inline]
+    pub(crate) fn next(&mut self) -> rusqlite::Result<Option<RawRow<'_>>> {
+        use rusqlite::ffi;
+        // SAFETY: a prepared statement, not finalized until drop; no row
+        // of the last step is alive (they borrow `self` mutably).
+        match unsafe { ffi::sqlite3_step(self.stmt.as_ptr()) } {
+            ffi::SQLITE_ROW => Ok(Some(RawRow {
+                stmt: self.stmt,
+                cols: self.cols,
+                _query: std::marker::PhantomData,
+            })),
+            ffi::SQLITE_DONE => Ok(None),
+            rc => Err(raw_error(self.db, rc)),
+        }
+    }
+}
+
+impl Drop for RawQuery<'_> {
+    fn drop(&mut self) {
+        // SAFETY: prepared by `new`, finalized once, here.
+        unsafe {
+            rusqlite::ffi::sqlite3_finalize(self.stmt.as_ptr());
+        }
+    }
+}
+
+/// rusqlite's error for result code `rc` on connection `db`.
+fn raw_error(db: *mut rusqlite::ffi::sqlite3, rc: std::ffi::c_int) -> rusqlite::Error {
+    // SAFETY: `db` is an open connection; `sqlite3_errmsg` returns a
+    // NUL-terminated string owned by it, `sqlite3_errstr` a static one,
+    // copied out at once. (The connection's message when its last error
+    // is this one, else the code's own words, as rusqlite chooses.)
+    let message = unsafe {
+        let m = if rusqlite::ffi::sqlite3_errcode(db) == rc {
+            rusqlite::ffi::sqlite3_errmsg(db)
+        } else {
+            rusqlite::ffi::sqlite3_errstr(rc)
+        };
+        (!m.is_null()).then(|| std::ffi::CStr::from_ptr(m).to_string_lossy().into_owned())
+    };
+    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rc), message)
+}
+
+/// The current row of a [`RawQuery`]; its texts are valid until the next
+/// step, which the borrow forbids while the row lives.
+pub(crate) struct RawRow<'q> {
+    stmt: std::ptr::NonNull<rusqlite::ffi::sqlite3_stmt>,
+    cols: usize,
+    _query: std::marker::PhantomData<&'q mut ()>,
+}
+
+impl<'q> RawRow<'q> {
+    /// SQLite's storage class of column `i` (NULL past the last column).
+    #[inline]
+    fn kind(&self, i: usize) -> std::ffi::c_int {
+        if i >= self.cols {
+            return rusqlite::ffi::SQLITE_NULL;
+        }
+        // SAFETY: a statement on a row (the borrow of the query), `i` a
+        // result column.
+        unsafe { rusqlite::ffi::sqlite3_column_type(self.stmt.as_ptr(), i as std::ffi::c_int) }
+    }
+
+    /// The bytes of text column `i` (checked to be text).
+    #[inline]
+    fn text_bytes(&self, i: usize) -> &'q [u8] {
+        let (stmt, i) = (self.stmt.as_ptr(), i as std::ffi::c_int);
+        // SAFETY: a text value of the current row: SQLite returns its
+        // UTF-8 bytes and their number (text first, then the length, as
+        // SQLite's documentation asks), valid until the next step; a
+        // null pointer (out of memory) reads as empty.
+        unsafe {
+            let p = rusqlite::ffi::sqlite3_column_text(stmt, i);
+            let n = rusqlite::ffi::sqlite3_column_bytes(stmt, i).max(0) as usize;
+            if p.is_null() {
+                &[]
+            } else {
+                std::slice::from_raw_parts(p, n)
+            }
+        }
+    }
+
+    /// An integer column, whatever its storage class, as
+    /// [`crate::read::cupti::int_at`] reads it (NULL or a blob → `None`).
+    #[inline]
+    pub(crate) fn int(&self, i: usize) -> Option<i64> {
+        use rusqlite::ffi;
+        let c = i as std::ffi::c_int;
+        match self.kind(i) {
+            // SAFETY: an integer or float value of the current row
+            ffi::SQLITE_INTEGER => {
+                Some(unsafe { ffi::sqlite3_column_int64(self.stmt.as_ptr(), c) })
+            }
+            ffi::SQLITE_FLOAT => {
+                Some(unsafe { ffi::sqlite3_column_double(self.stmt.as_ptr(), c) } as i64)
+            }
+            ffi::SQLITE_TEXT => std::str::from_utf8(self.text_bytes(i))
+                .ok()
+                .and_then(|t| t.trim().parse().ok()),
+            _ => None,
+        }
+    }
+
+    /// A text column without an intermediate `String` (invalid UTF-8 is
+    /// replaced); `None` unless the value is text.
+    #[inline]
+    pub(crate) fn text(&self, i: usize) -> Option<std::borrow::Cow<'q, str>> {
+        (self.kind(i) == rusqlite::ffi::SQLITE_TEXT).then(|| {
+            let t = self.text_bytes(i);
+            match std::str::from_utf8(t) {
+                Ok(s) => std::borrow::Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(t),
+            }
+        })
+    }
+
+    /// Whether column `i` holds text.
+    #[inline]
+    pub(crate) fn is_text(&self, i: usize) -> bool {
+        self.kind(i) == rusqlite::ffi::SQLITE_TEXT
+    }
+
+    /// Column `i` as rusqlite's `Row::get_ref` gives it (an index past
+    /// the last column is its error too).
+    #[inline]
+    pub(crate) fn get_ref(&self, i: usize) -> rusqlite::Result<rusqlite::types::ValueRef<'q>> {
+        use rusqlite::{ffi, types::ValueRef};
+        if i >= self.cols {
+            return Err(rusqlite::Error::InvalidColumnIndex(i));
+        }
+        let (stmt, c) = (self.stmt.as_ptr(), i as std::ffi::c_int);
+        // SAFETY: values of the current row, read as their storage class
+        // says; a blob's bytes are valid until the next step, as a text's
+        Ok(match self.kind(i) {
+            ffi::SQLITE_INTEGER => ValueRef::Integer(unsafe { ffi::sqlite3_column_int64(stmt, c) }),
+            ffi::SQLITE_FLOAT => ValueRef::Real(unsafe { ffi::sqlite3_column_double(stmt, c) }),
+            ffi::SQLITE_TEXT => ValueRef::Text(self.text_bytes(i)),
+            ffi::SQLITE_BLOB => ValueRef::Blob(unsafe {
+                let p = ffi::sqlite3_column_blob(stmt, c);
+                let n = ffi::sqlite3_column_bytes(stmt, c).max(0) as usize;
+                if p.is_null() {
+                    &[]
+                } else {
+                    std::slice::from_raw_parts(p.cast::<u8>(), n)
+                }
+            }),
+            _ => ValueRef::Null,
+        })
+    }
+}
+
+/// A row's cells, whichever way the row was read (rusqlite's rows and
+/// [`RawRow`]s), for the lenient column readers both use.
+pub(crate) trait Cells {
+    /// Column `i`, as `Row::get_ref`.
+    fn cell(&self, i: usize) -> rusqlite::Result<rusqlite::types::ValueRef<'_>>;
+}
+
+impl Cells for rusqlite::Row<'_> {
+    #[inline]
+    fn cell(&self, i: usize) -> rusqlite::Result<rusqlite::types::ValueRef<'_>> {
+        self.get_ref(i)
+    }
+}
+
+impl Cells for RawRow<'_> {
+    #[inline]
+    fn cell(&self, i: usize) -> rusqlite::Result<rusqlite::types::ValueRef<'_>> {
+        self.get_ref(i)
+    }
+}
+
 /// SQLite's own words for "this is not a database".
 pub fn is_not_a_database(e: &rusqlite::Error) -> bool {
     matches!(
@@ -258,6 +531,109 @@ fn uri_escape(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A table with a value of every storage class (and texts that are
+    /// and are not numbers, and invalid UTF-8), in memory.
+    fn every_kind() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t(a, b);
+             INSERT INTO t VALUES (1, 'one'), (2.75, NULL), ('12', X'00ff'), (' 7 ', 3),
+               ('x', -0.5), (X'0102', ''), (NULL, 'é'), (CAST(X'ff41' AS TEXT), 9),
+               (-9223372036854775808, 9223372036854775807);",
+        )
+        .unwrap();
+        conn
+    }
+
+    /// Each row's cells through `cell`, and `int_at` of each.
+    type Cells2 = Vec<(Vec<String>, Vec<Option<i64>>)>;
+
+    #[test]
+    fn raw_rows_read_what_rusqlite_rows_read() {
+        let conn = every_kind();
+        let sql = "SELECT a, b FROM t ORDER BY rowid";
+        // (rusqlite's own reading: the values compared by their Debug
+        // form, which names the storage class and holds the bytes)
+        let mut want: Cells2 = Vec::new();
+        let mut st = conn.prepare(sql).unwrap();
+        let mut rows = st.query([]).unwrap();
+        while let Some(r) = rows.next().unwrap() {
+            want.push((
+                (0..3).map(|i| format!("{:?}", r.get_ref(i))).collect(),
+                (0..2)
+                    .map(|i| crate::read::cupti::int_at(r, i).unwrap())
+                    .collect(),
+            ));
+        }
+        drop(rows);
+        let mut got: Cells2 = Vec::new();
+        let mut q = RawQuery::new(&conn, sql).unwrap();
+        while let Some(r) = q.next().unwrap() {
+            got.push((
+                (0..3).map(|i| format!("{:?}", r.get_ref(i))).collect(),
+                (0..2).map(|i| r.int(i)).collect(),
+            ));
+            // the shortcuts agree with the full reading
+            for i in 0..3 {
+                let v = r.get_ref(i);
+                let text = matches!(v, Ok(rusqlite::types::ValueRef::Text(_)));
+                assert_eq!(r.is_text(i), text);
+                assert_eq!(r.text(i).is_some(), text);
+                assert_eq!(r.int(i), crate::read::cupti::int_at(&r, i).unwrap_or(None));
+            }
+        }
+        assert_eq!(got.len(), 9);
+        assert_eq!(got, want);
+        // and the texts, invalid UTF-8 replaced as rusqlite's callers did
+        let mut q = RawQuery::new(&conn, "SELECT a FROM t WHERE rowid = 8").unwrap();
+        let r = q.next().unwrap().unwrap();
+        assert_eq!(r.text(0).as_deref(), Some("\u{fffd}A"));
+    }
+
+    #[test]
+    fn raw_query_restarts_with_parameters_and_reports_errors_as_rusqlite() {
+        let conn = every_kind();
+        let mut q = RawQuery::new(
+            &conn,
+            "SELECT rowid FROM t WHERE rowid > ?1 AND rowid <= ?2",
+        )
+        .unwrap();
+        for (lo, hi) in [(0, 2), (5, 9), (3, 3), (1, 4)] {
+            q.restart(&[lo, hi]).unwrap();
+            let mut ids = Vec::new();
+            while let Some(r) = q.next().unwrap() {
+                ids.push(r.int(0).unwrap());
+            }
+            assert_eq!(ids, ((lo + 1)..=hi).collect::<Vec<_>>());
+        }
+        assert!(matches!(
+            q.restart(&[1]),
+            Err(rusqlite::Error::InvalidParameterCount(1, 2))
+        ));
+        // an error while stepping (integer overflow) and one preparing
+        let overflow = "SELECT abs(a) FROM t WHERE rowid = 9";
+        let want = conn
+            .prepare(overflow)
+            .unwrap()
+            .query([])
+            .unwrap()
+            .next()
+            .map(|_| ())
+            .unwrap_err();
+        let got = RawQuery::new(&conn, overflow)
+            .unwrap()
+            .next()
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(got.to_string(), want.to_string());
+        assert_eq!(got.sqlite_error_code(), want.sqlite_error_code());
+        let bad = "SELECT nope FROM t";
+        let want = conn.prepare(bad).map(|_| ()).unwrap_err();
+        let got = RawQuery::new(&conn, bad).map(|_| ()).unwrap_err();
+        assert_eq!(got.to_string(), want.to_string());
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    }
 
     #[test]
     fn uri_escapes_specials() {

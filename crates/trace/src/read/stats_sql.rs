@@ -20,7 +20,7 @@ use rprof_model::{
 
 use crate::error::Result;
 use crate::model::{MemKind, MemoryKind, RangeKind, Source, Trace};
-use crate::read::sql::Db;
+use crate::read::sql::{Db, RawQuery, RawRow};
 use crate::read::{FileKind, ReadOptions, sniff};
 use crate::{FastMap, FastSet};
 
@@ -74,11 +74,11 @@ fn read_any(path: &Path, want: Tables) -> Result<StatsData> {
     Ok(from_trace(&trace))
 }
 
-fn int_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+fn int_at(r: &RawRow<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
     crate::read::cupti::int_at(r, i)
 }
 
-fn text_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+fn text_at(r: &RawRow<'_>, i: usize) -> rusqlite::Result<Option<String>> {
     use rusqlite::types::ValueRef;
     Ok(match r.get_ref(i)? {
         ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
@@ -93,13 +93,12 @@ fn each_row(
     db: &Db,
     what: &str,
     sql: &str,
-    mut f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+    mut f: impl FnMut(&RawRow<'_>) -> rusqlite::Result<()>,
 ) -> Result<()> {
     let mut run = || -> rusqlite::Result<()> {
-        let mut st = db.conn.prepare(sql)?;
-        let mut rows = st.query([])?;
+        let mut rows = RawQuery::new(&db.conn, sql)?;
         while let Some(r) = rows.next()? {
-            f(r)?;
+            f(&r)?;
         }
         Ok(())
     };
@@ -1022,7 +1021,7 @@ impl NvtxScan {
     /// gives the next one.
     fn row(
         &mut self,
-        r: &rusqlite::Row<'_>,
+        r: &RawRow<'_>,
         strings: &FileStrings,
         launches: Option<&Launches>,
         send: &mut dyn FnMut(NvtxBatch) -> NvtxBatch,
@@ -1305,11 +1304,11 @@ fn read_chunks(
         let mut read = || -> rusqlite::Result<()> {
             let st = match &mut st {
                 Some(st) => st,
-                None => st.insert(db.conn.prepare(sql)?),
+                None => st.insert(RawQuery::new(&db.conn, sql)?),
             };
-            let mut rows = st.query([a, b])?;
-            while let Some(r) = rows.next()? {
-                scan.row(r, strings, launches, &mut |full| {
+            st.restart(&[a, b])?;
+            while let Some(r) = st.next()? {
+                scan.row(&r, strings, launches, &mut |full| {
                     sent.push(full);
                     pooled(pool)
                 })?;
