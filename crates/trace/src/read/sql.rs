@@ -215,7 +215,8 @@ impl Db {
 ///
 /// Hand-written for speed: rusqlite's `Row::get_ref` asks SQLite for the
 /// column count, the value's type and the value (three calls, each behind
-/// checks and a `Result`), where a value needs only the last two. Column
+/// checks and a `Result`, two of which find the column again), where a
+/// value needs one call to find it ([`RawRow`]'s `value`). Column
 /// access was 14 % of `parse`'s CPU samples on the 1 M-kernel benchmark
 /// (perf: `sqlite3_column_int64`, `sqlite3_column_type`, `value_ref`,
 /// `int_at`, `sqlite3_column_count`). The statement is prepared,
@@ -363,28 +364,45 @@ pub(crate) struct RawRow<'q> {
 }
 
 impl<'q> RawRow<'q> {
-    /// SQLite's storage class of column `i` (NULL past the last column).
+    /// Column `i` of the current row and its storage class; `None` past
+    /// the last column.
+    ///
+    /// One call into SQLite for the value, where `sqlite3_column_type`
+    /// and then `sqlite3_column_int64` each find the column (and take the
+    /// connection's mutex, when it has one) again. SQLite calls the
+    /// value this returns "unprotected": the `sqlite3_value_*` functions
+    /// that read it take no mutex, which matters only when another
+    /// thread uses the connection meanwhile. None does: a connection is
+    /// opened by the thread that reads it, and a query cannot leave its
+    /// thread (it holds raw pointers, so it is neither `Send` nor `Sync`).
     #[inline]
-    fn kind(&self, i: usize) -> std::ffi::c_int {
+    fn value(&self, i: usize) -> Option<(*mut rusqlite::ffi::sqlite3_value, std::ffi::c_int)> {
         if i >= self.cols {
-            return rusqlite::ffi::SQLITE_NULL;
+            return None;
         }
-        // SAFETY: a statement on a row (the borrow of the query), `i` a
-        // result column.
-        unsafe { rusqlite::ffi::sqlite3_column_type(self.stmt.as_ptr(), i as std::ffi::c_int) }
+        // SAFETY: a statement on a row (the borrow of the query), `i` one
+        // of its result columns; the value lives until the next step.
+        unsafe {
+            let v = rusqlite::ffi::sqlite3_column_value(self.stmt.as_ptr(), i as std::ffi::c_int);
+            (!v.is_null()).then(|| (v, rusqlite::ffi::sqlite3_value_type(v)))
+        }
     }
 
-    /// The bytes of text column `i` (checked to be text).
+    /// The bytes of a text (or blob) value of the current row.
     #[inline]
-    fn text_bytes(&self, i: usize) -> &'q [u8] {
-        let (stmt, i) = (self.stmt.as_ptr(), i as std::ffi::c_int);
-        // SAFETY: a text value of the current row: SQLite returns its
-        // UTF-8 bytes and their number (text first, then the length, as
-        // SQLite's documentation asks), valid until the next step; a
-        // null pointer (out of memory) reads as empty.
+    fn bytes(v: *mut rusqlite::ffi::sqlite3_value, text: bool) -> &'q [u8] {
+        use rusqlite::ffi;
+        // SAFETY: a value of the current row (see `value`): SQLite returns
+        // its bytes (as UTF-8 for a text) and then their number, as its
+        // documentation asks, valid until the next step; a null pointer
+        // (out of memory, or an empty blob) reads as empty.
         unsafe {
-            let p = rusqlite::ffi::sqlite3_column_text(stmt, i);
-            let n = rusqlite::ffi::sqlite3_column_bytes(stmt, i).max(0) as usize;
+            let p: *const u8 = if text {
+                ffi::sqlite3_value_text(v)
+            } else {
+                ffi::sqlite3_value_blob(v).cast()
+            };
+            let n = ffi::sqlite3_value_bytes(v).max(0) as usize;
             if p.is_null() {
                 &[]
             } else {
@@ -398,16 +416,12 @@ impl<'q> RawRow<'q> {
     #[inline]
     pub(crate) fn int(&self, i: usize) -> Option<i64> {
         use rusqlite::ffi;
-        let c = i as std::ffi::c_int;
-        match self.kind(i) {
+        let (v, kind) = self.value(i)?;
+        match kind {
             // SAFETY: an integer or float value of the current row
-            ffi::SQLITE_INTEGER => {
-                Some(unsafe { ffi::sqlite3_column_int64(self.stmt.as_ptr(), c) })
-            }
-            ffi::SQLITE_FLOAT => {
-                Some(unsafe { ffi::sqlite3_column_double(self.stmt.as_ptr(), c) } as i64)
-            }
-            ffi::SQLITE_TEXT => std::str::from_utf8(self.text_bytes(i))
+            ffi::SQLITE_INTEGER => Some(unsafe { ffi::sqlite3_value_int64(v) }),
+            ffi::SQLITE_FLOAT => Some(unsafe { ffi::sqlite3_value_double(v) } as i64),
+            ffi::SQLITE_TEXT => std::str::from_utf8(Self::bytes(v, true))
                 .ok()
                 .and_then(|t| t.trim().parse().ok()),
             _ => None,
@@ -418,8 +432,9 @@ impl<'q> RawRow<'q> {
     /// replaced); `None` unless the value is text.
     #[inline]
     pub(crate) fn text(&self, i: usize) -> Option<std::borrow::Cow<'q, str>> {
-        (self.kind(i) == rusqlite::ffi::SQLITE_TEXT).then(|| {
-            let t = self.text_bytes(i);
+        let (v, kind) = self.value(i)?;
+        (kind == rusqlite::ffi::SQLITE_TEXT).then(|| {
+            let t = Self::bytes(v, true);
             match std::str::from_utf8(t) {
                 Ok(s) => std::borrow::Cow::Borrowed(s),
                 Err(_) => String::from_utf8_lossy(t),
@@ -430,7 +445,8 @@ impl<'q> RawRow<'q> {
     /// Whether column `i` holds text.
     #[inline]
     pub(crate) fn is_text(&self, i: usize) -> bool {
-        self.kind(i) == rusqlite::ffi::SQLITE_TEXT
+        self.value(i)
+            .is_some_and(|(_, kind)| kind == rusqlite::ffi::SQLITE_TEXT)
     }
 
     /// Column `i` as rusqlite's `Row::get_ref` gives it (an index past
@@ -438,25 +454,16 @@ impl<'q> RawRow<'q> {
     #[inline]
     pub(crate) fn get_ref(&self, i: usize) -> rusqlite::Result<rusqlite::types::ValueRef<'q>> {
         use rusqlite::{ffi, types::ValueRef};
-        if i >= self.cols {
+        let Some((v, kind)) = self.value(i) else {
             return Err(rusqlite::Error::InvalidColumnIndex(i));
-        }
-        let (stmt, c) = (self.stmt.as_ptr(), i as std::ffi::c_int);
+        };
         // SAFETY: values of the current row, read as their storage class
-        // says; a blob's bytes are valid until the next step, as a text's
-        Ok(match self.kind(i) {
-            ffi::SQLITE_INTEGER => ValueRef::Integer(unsafe { ffi::sqlite3_column_int64(stmt, c) }),
-            ffi::SQLITE_FLOAT => ValueRef::Real(unsafe { ffi::sqlite3_column_double(stmt, c) }),
-            ffi::SQLITE_TEXT => ValueRef::Text(self.text_bytes(i)),
-            ffi::SQLITE_BLOB => ValueRef::Blob(unsafe {
-                let p = ffi::sqlite3_column_blob(stmt, c);
-                let n = ffi::sqlite3_column_bytes(stmt, c).max(0) as usize;
-                if p.is_null() {
-                    &[]
-                } else {
-                    std::slice::from_raw_parts(p.cast::<u8>(), n)
-                }
-            }),
+        // says
+        Ok(match kind {
+            ffi::SQLITE_INTEGER => ValueRef::Integer(unsafe { ffi::sqlite3_value_int64(v) }),
+            ffi::SQLITE_FLOAT => ValueRef::Real(unsafe { ffi::sqlite3_value_double(v) }),
+            ffi::SQLITE_TEXT => ValueRef::Text(Self::bytes(v, true)),
+            ffi::SQLITE_BLOB => ValueRef::Blob(Self::bytes(v, false)),
             _ => ValueRef::Null,
         })
     }
