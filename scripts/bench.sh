@@ -163,7 +163,9 @@ generate() {
 # --- the physical floor: what crates/trace/src/read/nsys.rs reads ----------
 # Keep in step with nsys.rs: StringIds, the kernel columns (KERNEL_COLS), the
 # launch calls (eventClass 0/1), the NVTX rows (event types 59, 60, 70, 71,
-# 75). total() touches every value without integer overflow.
+# 75, compared one by one as nsys.rs does: SQLite searches a temporary index
+# for an IN list of more than two values). total() touches every value
+# without integer overflow.
 cat >"$bench/floor-sum.sql" <<'EOF'
 SELECT total(id), total(length(value)) FROM StringIds;
 SELECT total(start), total("end"), total(deviceId), total(contextId), total(streamId),
@@ -177,7 +179,8 @@ SELECT total(start), total("end"), total(globalTid), total(correlationId), total
   FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass IN (0, 1);
 SELECT total(start), total("end"), total(globalTid), total(eventType), total(length(text)),
        total(textId), total(domainId), total(endGlobalTid)
-  FROM NVTX_EVENTS WHERE eventType IN (59, 60, 70, 71, 75);
+  FROM NVTX_EVENTS
+ WHERE (eventType = 59 OR eventType = 60 OR eventType = 70 OR eventType = 71 OR eventType = 75);
 EOF
 cat >"$bench/floor-rows.sql" <<'EOF'
 SELECT id, value FROM StringIds;
@@ -188,7 +191,8 @@ SELECT start, "end", deviceId, contextId, streamId, correlationId, globalPid, de
 SELECT start, "end", globalTid, correlationId, nameId, eventClass
   FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass IN (0, 1);
 SELECT start, "end", globalTid, eventType, text, textId, domainId, endGlobalTid
-  FROM NVTX_EVENTS WHERE eventType IN (59, 60, 70, 71, 75);
+  FROM NVTX_EVENTS
+ WHERE (eventType = 59 OR eventType = 60 OR eventType = 70 OR eventType = 71 OR eventType = 75);
 EOF
 
 # --- does `rprof prof --csv` work yet? --------------------------------------
