@@ -215,9 +215,10 @@ fn report(args: &ParseArgs, trace: &rprof_trace::model::Trace, built: &build::Bu
     }
 }
 
-/// The least and most room per row a part's buffer starts with
-/// ([`serialize`]).
+/// The least room per row a part's buffer starts with ([`serialize`]).
 const ROW_BYTES_MIN: usize = 1024;
+/// The most room per row a part's buffer starts with: a few records of
+/// a huge stack do not make every later part reserve as much.
 const ROW_BYTES_MAX: usize = 16 << 10;
 
 /// Serialize rows `rows` of a chunk in parallel, in parts to be written in
@@ -225,7 +226,7 @@ const ROW_BYTES_MAX: usize = 16 << 10;
 /// buffer starts with room for its rows at `row_bytes` each, a little
 /// more than a recent part's rows took (within [`ROW_BYTES_MIN`] and
 /// [`ROW_BYTES_MAX`]): a fixed 1 KB a row made every part of the 1 M-kernel
-/// benchmark (1.3 KB a record) grow once, copying its first 128 KB, 1.6 % of
+/// benchmark (1.3 KB a record) grow once, copying its first 128 KB, about 2 % of
 /// `parse`'s instructions (callgrind).
 fn serialize(
     table: &build::Table<'_>,

@@ -246,13 +246,15 @@ impl LaunchCover {
         let mut calls = vec![(0i64, 0i64); launches.len()];
         for l in launches {
             if let Some(i) = at.get_mut(&l.thread) {
-                calls[*i] = (l.start_ns, l.end_ns);
+                if let Some(slot) = calls.get_mut(*i) {
+                    *slot = (l.start_ns, l.end_ns);
+                }
                 *i += 1;
             }
         }
         let mut rest = calls.as_mut_slice();
         for part in threads.windows(2).map(|w| w[1].1 - w[0].1) {
-            let (this, next) = rest.split_at_mut(part);
+            let (this, next) = rest.split_at_mut(part.min(rest.len()));
             this.par_sort_unstable();
             rest = next;
         }
