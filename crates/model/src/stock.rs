@@ -454,6 +454,22 @@ mod tests {
             let _ = parse(&s);
         }
 
+        /// The head is what the full parse says of any text, read whole or
+        /// with a name length: the op models take a stack entry's head from
+        /// the build's decoded marker (a profile) or from the text (a
+        /// records file), and both must answer alike.
+        #[test]
+        fn head_agrees_with_full_parse_on_any_text(
+            s in "(\\PC|, seq = |, op_id = |, stashed seq=|, seq=|, sizes = |[0-9-]){0,14}",
+        ) {
+            let full = parse(&s);
+            proptest::prop_assert_eq!(full.head(), parse_head(&s));
+            // and with a name length, fitting the text or not
+            for n in [0, 1, 3, s.len() / 2, s.len(), s.len() + 1] {
+                proptest::prop_assert_eq!(parse_split(&s, n).head(), parse_head_split(&s, n));
+            }
+        }
+
         #[test]
         fn head_agrees_with_full_parse(
             name in "[a-z:_]{1,12}",
