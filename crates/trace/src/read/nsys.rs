@@ -413,15 +413,12 @@ fn read_mem_pools(db: &Db, table: &str) -> Result<(Vec<rprof_model::MemPoolEvent
 
 fn read_string_ids(db: &Db) -> Result<Vec<(i64, String)>> {
     let run = || -> rusqlite::Result<Vec<(i64, String)>> {
-        let mut st = db.conn.prepare("SELECT id, value FROM StringIds")?;
+        let mut rows = RawQuery::new(&db.conn, "SELECT id, value FROM StringIds")?;
         // a mistyped cell is a missing string, as other columns are read
-        let rows = st.query_map([], |r| {
-            Ok((int_at(r, 0)?, text_at(r, 1)?.map(|t| t.into_owned())))
-        })?;
         let mut out = Vec::new();
-        for row in rows {
-            if let (Some(id), Some(v)) = row? {
-                out.push((id, v));
+        while let Some(r) = rows.next()? {
+            if let (Some(id), Some(v)) = (r.int(0), r.text(1)) {
+                out.push((id, v.into_owned()));
             }
         }
         Ok(out)
@@ -1200,23 +1197,6 @@ fn capture_end(db: &Db, kernels: &[Kernel], launches: &[Launch]) -> i64 {
         .max()
         .unwrap_or(0);
     analysis.unwrap_or(0).max(seen)
-}
-
-/// A text column without an intermediate `String` (invalid UTF-8 is
-/// replaced, not an error).
-#[inline]
-fn text_at<'r>(
-    r: &'r rusqlite::Row<'_>,
-    i: usize,
-) -> rusqlite::Result<Option<std::borrow::Cow<'r, str>>> {
-    use rusqlite::types::ValueRef;
-    Ok(match r.get_ref(i)? {
-        ValueRef::Text(t) => Some(match std::str::from_utf8(t) {
-            Ok(s) => std::borrow::Cow::Borrowed(s),
-            Err(_) => String::from_utf8_lossy(t),
-        }),
-        _ => None,
-    })
 }
 
 /// Where a domain name is before the two connections' results are merged.
