@@ -5,15 +5,12 @@
 //! `fprop` kernel whose `seqId` holds the sequence id, then does the same
 //! over `altSeqId`. Here two maps from sequence id to the latest such
 //! kernel answer the same question in O(log n) without keeping the
-//! kernels. Sequence ids mostly rise by one, so each map is a run of
-//! slots, one per id from the first (8 bytes an id, where an ordered map
-//! took about 28: 67 MB at 3 M kernels), with an ordered map for the ids
-//! the run does not take (before it, or past a gap that would leave it
-//! mostly empty). Neither is hashed: a hash table of a million ids takes a
-//! cache miss per kernel, while the run and the map's edge stay in cache.
-
-use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
+//! kernels. Sequence ids mostly rise by one, so each map is a
+//! [`SeqRun`]: a run of slots, one per id from the first (8 bytes an id,
+//! where an ordered map took about 28: 67 MB at 3 M kernels), with an
+//! ordered map for the ids the run does not take. Neither is hashed: a
+//! hash table of a million ids takes a cache miss per kernel, while the
+//! run and the map's edge stay in cache.
 
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -23,94 +20,21 @@ use rprof_model::FastMap;
 use rprof_model::{KernelRef, SymList};
 
 use crate::marker::Marker;
+use crate::seqrun::SeqRun;
 
 /// Sequence id → entry (see the module).
-#[derive(Debug, Default)]
-struct SeqMap {
-    /// The id of `slots[0]`.
-    base: i64,
-    slots: Vec<Option<Arc<Fprop>>>,
-    /// Slots that hold an entry.
-    filled: usize,
-    /// The ids outside the run (never one inside it).
-    rest: BTreeMap<i64, Arc<Fprop>>,
-}
+type SeqMap = SeqRun<Arc<Fprop>>;
 
-/// The most empty slots one new id may add at the end of the run (beyond
-/// four slots per id held): past it, the id goes to the ordered map, so
-/// hostile ids far apart cost no more than in the map.
-const MAX_GAP: usize = 1024;
-
-impl SeqMap {
-    /// The slot of `id` if the run reached it.
-    fn slot(&self, id: i64) -> Option<usize> {
-        usize::try_from(id.checked_sub(self.base)?).ok()
-    }
-
-    fn get(&self, id: i64) -> Option<&Arc<Fprop>> {
-        match self.slot(id).and_then(|i| self.slots.get(i)) {
-            Some(slot) => slot.as_ref(),
-            None => self.rest.get(&id),
+/// Map `id` to `info` in `map`; an id that already maps to `info` itself
+/// is left alone (no reference count changed without need: see
+/// [`FpropIndex::observe`]).
+fn set(map: &mut SeqMap, id: i64, info: &Arc<Fprop>) {
+    match map.get_mut(id) {
+        Some(old) if Arc::ptr_eq(old, info) => {}
+        Some(old) => *old = Arc::clone(info),
+        None => {
+            map.insert(id, Arc::clone(info));
         }
-    }
-
-    /// Map `id` to `info`; an id that already maps to `info` itself is left
-    /// alone (no reference count changed without need: see
-    /// [`FpropIndex::observe`]).
-    fn set(&mut self, id: i64, info: &Arc<Fprop>) {
-        if self.slots.is_empty() && self.rest.is_empty() {
-            self.base = id;
-        }
-        let len = self.slots.len();
-        match self.slot(id) {
-            Some(i) if i < len => self.fill(i, info),
-            Some(i) if i - len <= MAX_GAP && i < 4 * (self.filled + 1) + MAX_GAP => {
-                // the run grows to the id; the ids it now covers leave the
-                // map for their slots
-                self.slots.resize_with(i + 1, || None);
-                if !self.rest.is_empty() {
-                    let covered: Vec<i64> = self
-                        .rest
-                        .range(self.base + len as i64..=id)
-                        .map(|(&k, _)| k)
-                        .collect();
-                    for k in covered {
-                        if let (Some(v), Some(j)) = (self.rest.remove(&k), self.slot(k)) {
-                            self.fill(j, &v);
-                        }
-                    }
-                }
-                self.fill(i, info);
-            }
-            _ => match self.rest.entry(id) {
-                Entry::Occupied(o) if Arc::ptr_eq(o.get(), info) => {}
-                Entry::Occupied(mut o) => {
-                    o.insert(Arc::clone(info));
-                }
-                Entry::Vacant(v) => {
-                    v.insert(Arc::clone(info));
-                }
-            },
-        }
-    }
-
-    /// Put `info` in slot `i` (which exists), unless it is there already.
-    fn fill(&mut self, i: usize, info: &Arc<Fprop>) {
-        let Some(slot) = self.slots.get_mut(i) else {
-            return;
-        };
-        match slot {
-            Some(old) if Arc::ptr_eq(old, info) => {}
-            Some(old) => *old = Arc::clone(info),
-            None => {
-                *slot = Some(Arc::clone(info));
-                self.filled += 1;
-            }
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.filled + self.rest.len()
     }
 }
 
@@ -230,7 +154,7 @@ impl FpropIndex {
             (&rec.alt_seq_id, &mut self.by_alt),
         ] {
             for &s in ids {
-                map.set(s, info);
+                set(map, s, info);
             }
         }
     }
@@ -259,98 +183,6 @@ mod tests {
     use rprof_model::{Kernels, Record};
 
     use super::*;
-
-    fn entry(tag: usize) -> Arc<Fprop> {
-        Arc::new(Fprop {
-            has_marker: false,
-            marker: None,
-            module: vec![tag.to_string()],
-            op: Vec::new(),
-            layer: Vec::new(),
-            trace: Vec::new(),
-        })
-    }
-
-    proptest::proptest! {
-        /// The run and its map answer as one ordered map would, holding
-        /// the same entries, for ids that rise, repeat, fall back, jump
-        /// far and sit at the ends of `i64`; and the run stays within its
-        /// bound of empty slots.
-        #[test]
-        fn seq_map_is_a_map(ops in proptest::collection::vec(
-            (proptest::prop_oneof![
-                0i64..40,
-                -5i64..5000,
-                proptest::prelude::Just(i64::MIN),
-                proptest::prelude::Just(i64::MAX),
-                proptest::prelude::Just(i64::MAX - 1),
-            ], 0usize..3),
-            0..200,
-        )) {
-            let values: Vec<Arc<Fprop>> = (0..3).map(entry).collect();
-            let mut map = SeqMap::default();
-            let mut want: BTreeMap<i64, Arc<Fprop>> = BTreeMap::new();
-            for &(id, v) in &ops {
-                map.set(id, &values[v]);
-                want.insert(id, Arc::clone(&values[v]));
-                proptest::prop_assert!(map.slots.len() <= 4 * map.filled + 2 * MAX_GAP + 4);
-            }
-            proptest::prop_assert_eq!(map.len(), want.len());
-            for &(id, _) in &ops {
-                for probe in [id, id.wrapping_add(1), id.wrapping_sub(1)] {
-                    let (got, exp) = (map.get(probe), want.get(&probe));
-                    proptest::prop_assert_eq!(got.is_some(), exp.is_some(), "id {}", probe);
-                    if let (Some(g), Some(e)) = (got, exp) {
-                        proptest::prop_assert!(Arc::ptr_eq(g, e), "id {}", probe);
-                    }
-                }
-            }
-        }
-    }
-
-    /// An id past a gap goes to the map; once the run reaches it, it is
-    /// found in its slot with the entry the map held, and set again there.
-    #[test]
-    fn ids_the_run_reaches_leave_the_map() {
-        let (a, b, c) = (entry(0), entry(1), entry(2));
-        let mut map = SeqMap::default();
-        for id in 0..2000 {
-            map.set(id, &a);
-        }
-        let far = 2000 + MAX_GAP as i64 + 10;
-        map.set(far, &b);
-        assert_eq!(map.rest.len(), 1);
-        for id in 2000..far {
-            map.set(id, &a);
-        }
-        assert_eq!(map.rest.len(), 1);
-        // the run grows past it
-        map.set(far + 1, &a);
-        assert!(map.rest.is_empty());
-        assert!(map.get(far).is_some_and(|f| Arc::ptr_eq(f, &b)));
-        map.set(far, &c);
-        assert!(map.get(far).is_some_and(|f| Arc::ptr_eq(f, &c)));
-        assert_eq!(map.len(), far as usize + 2);
-    }
-
-    /// Ids that rise by one are held in the run; one far before it and
-    /// one far past it in the map.
-    #[test]
-    fn rising_ids_take_slots() {
-        let f = entry(0);
-        let mut map = SeqMap::default();
-        for id in 100..10_100 {
-            map.set(id, &f);
-        }
-        map.set(5, &f);
-        map.set(1 << 40, &f);
-        assert_eq!(
-            (map.slots.len(), map.filled, map.rest.len()),
-            (10_000, 10_000, 2)
-        );
-        assert!(map.get(99).is_none() && map.get(10_100).is_none());
-        assert!(map.get(100).is_some() && map.get(5).is_some() && map.get(1 << 40).is_some());
-    }
 
     /// `idx.observe` of `r` read back as a row.
     fn see(idx: &mut FpropIndex, r: &Record<'static>) {

@@ -49,6 +49,7 @@ mod memo;
 mod num;
 mod params;
 mod rules;
+mod seqrun;
 mod stock;
 mod summary;
 mod table;

@@ -14,6 +14,8 @@ use rprof_model::FastMap;
 use rprof_model::stock::StockMarker;
 use smallvec::SmallVec;
 
+use crate::seqrun::SeqRun;
+
 /// The names a forward marker is known by; shared by every marker with
 /// the same name and op (a run has few of those and many markers).
 #[derive(Debug, PartialEq, Eq)]
@@ -170,8 +172,11 @@ pub(crate) fn normalise_node_into(name: &str, out: &mut String) {
 const NAMES_CAP: usize = 1 << 16;
 
 /// Most markers of one sequence number kept in a plain list (searched by a
-/// scan); beyond it they move into maps.
-const SMALL: usize = 512;
+/// scan); beyond it they move into maps. Small: PyTorch gives one number
+/// to runs of 100 and more `aten::to` and `aten::copy_` markers, and each
+/// new one scanned every earlier one (at 512: 0.5 % of `summary --by
+/// op`'s instructions on the 100 k-kernel benchmark export).
+const SMALL: usize = 16;
 
 /// The forward markers seen with one sequence number. Most numbers have a
 /// few, kept in a list with the latest last. Ops that create no autograd
@@ -323,11 +328,11 @@ impl SeqOps {
 /// Sequence number → the forward markers seen with it.
 #[derive(Debug)]
 pub(crate) struct FwdIndex {
-    /// Ordered, not hashed: numbers mostly rise, and the oldest leave
-    /// first, so inserts and evictions work at the map's two edges, whose
-    /// nodes stay in cache (a hash table of 65 536 numbers missed the
+    /// A run of numbers, not hashed: numbers mostly rise, and the oldest
+    /// leave first, so inserts and evictions work at the run's two ends,
+    /// which stay in cache (a hash table of 65 536 numbers missed the
     /// cache on both).
-    by_seq: std::collections::BTreeMap<i64, SeqOps>,
+    by_seq: SeqRun<SeqOps>,
     order: VecDeque<i64>,
     cap: usize,
     /// Name → (the shared name, its normalised form): a run has few
@@ -351,7 +356,7 @@ impl Default for FwdIndex {
 impl FwdIndex {
     pub(crate) fn new(cap: usize) -> FwdIndex {
         FwdIndex {
-            by_seq: std::collections::BTreeMap::new(),
+            by_seq: SeqRun::default(),
             order: VecDeque::new(),
             cap: cap.max(1),
             names: FastMap::default(),
@@ -413,7 +418,7 @@ impl FwdIndex {
         sized: bool,
         name_len: Option<usize>,
     ) {
-        if let Some(ops) = self.by_seq.get_mut(&seq)
+        if let Some(ops) = self.by_seq.get_mut(seq)
             && ops.touch_text(text)
         {
             return;
@@ -423,13 +428,13 @@ impl FwdIndex {
             marker: Arc::new(FwdMarker::new(text, name_len)),
             sized,
         };
-        match self.by_seq.get_mut(&seq) {
+        match self.by_seq.get_mut(seq) {
             Some(ops) => ops.add(f),
             None => {
                 if self.order.len() >= self.cap
                     && let Some(old) = self.order.pop_front()
                 {
-                    self.by_seq.remove(&old);
+                    self.by_seq.remove(old);
                 }
                 self.order.push_back(seq);
                 self.by_seq
@@ -442,7 +447,7 @@ impl FwdIndex {
     /// latest whose normalised name matches (one with sizes first), else
     /// the latest with that `seq` (one with sizes first).
     pub(crate) fn find(&mut self, seq: i64, node: &str) -> Option<&FwdOp> {
-        let ops = self.by_seq.get(&seq)?;
+        let ops = self.by_seq.get(seq)?;
         normalise_node_into(node, &mut self.buf);
         ops.find(&self.buf)
     }
@@ -450,7 +455,7 @@ impl FwdIndex {
     /// Number of markers remembered with `seq`.
     #[cfg(test)]
     fn count(&self, seq: i64) -> usize {
-        self.by_seq.get(&seq).map_or(0, SeqOps::len)
+        self.by_seq.get(seq).map_or(0, SeqOps::len)
     }
 }
 
