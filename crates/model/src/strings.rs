@@ -4,8 +4,6 @@
 //! bytes of header each; here they share one buffer and are named by a
 //! 4-byte [`StrRef`].
 
-use std::collections::HashMap;
-
 /// Handle of a string in a [`StrPool`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StrRef(pub u32);
@@ -46,7 +44,10 @@ enum FileIds {
     #[default]
     None,
     Dense(Vec<u32>),
-    Sparse(HashMap<i64, u32>),
+    /// Sorted by id, one pair per id: searched by halving (a hash of every
+    /// kernel's three ids cost more than the search, and a sorted list
+    /// cannot be made slow by ids chosen to collide).
+    Sparse(Vec<(i64, u32)>),
 }
 
 const NO_REF: u32 = u32::MAX;
@@ -240,7 +241,13 @@ impl StrPool {
             }
             self.by_file_id = FileIds::Dense(dense);
         } else {
-            self.by_file_id = FileIds::Sparse(pairs.into_iter().collect());
+            // the last pair of an id names it (as a map built in order
+            // would): reversed, then sorted stably, it is each id's first
+            let mut pairs = pairs;
+            pairs.reverse();
+            pairs.sort_by_key(|&(id, _)| id);
+            pairs.dedup_by_key(|&mut (id, _)| id);
+            self.by_file_id = FileIds::Sparse(pairs);
         }
     }
 
@@ -249,7 +256,10 @@ impl StrPool {
         let r = match &self.by_file_id {
             FileIds::None => return None,
             FileIds::Dense(v) => *v.get(usize::try_from(id).ok()?)?,
-            FileIds::Sparse(m) => *m.get(&id)?,
+            FileIds::Sparse(m) => {
+                let i = m.binary_search_by_key(&id, |&(k, _)| k).ok()?;
+                m.get(i)?.1
+            }
         };
         (r != NO_REF).then_some(StrRef(r))
     }
@@ -407,5 +417,29 @@ mod tests {
         p.load_file_strings(vec![(1 << 40, "far".into()), (3, "near".into())]);
         assert_eq!(p.by_file_id(1 << 40).map(|r| p.get(r)), Some("far"));
         assert_eq!(p.by_file_id(3).map(|r| p.get(r)), Some("near"));
+    }
+
+    proptest::proptest! {
+        /// Any ids (dense, sparse, negative, repeated) name what a map
+        /// built from the rows in order says: a repeated id its last text.
+        #[test]
+        fn file_ids_answer_as_a_map(rows in proptest::collection::vec(
+            (proptest::prop_oneof![0i64..50, -3i64..3, proptest::prelude::any::<i64>()], 0u8..200),
+            0..60,
+        )) {
+            let mut p = StrPool::new();
+            p.load_file_strings(rows.iter().map(|&(id, t)| (id, t.to_string())));
+            let want: std::collections::HashMap<i64, String> =
+                rows.iter().map(|&(id, t)| (id, t.to_string())).collect();
+            for &(id, _) in &rows {
+                for probe in [id, id.wrapping_add(1), id.wrapping_sub(1)] {
+                    proptest::prop_assert_eq!(
+                        p.by_file_id(probe).map(|r| p.get(r)),
+                        want.get(&probe).map(String::as_str),
+                        "id {}", probe
+                    );
+                }
+            }
+        }
     }
 }
