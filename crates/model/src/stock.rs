@@ -123,10 +123,7 @@ pub fn parse_head(text: &str) -> Head<'_> {
         h.op_id = Some(n);
         rest = head;
     }
-    if let Some((head, n)) = strip_int(rest, ", seq = ")
-        .or_else(|| strip_int(rest, ", stashed seq="))
-        .or_else(|| strip_int(rest, ", seq="))
-    {
+    if let Some((head, n, _)) = strip_seq(rest) {
         h.seq = Some(n);
         rest = head;
     }
@@ -163,15 +160,9 @@ pub fn parse(text: &str) -> StockMarker<'_> {
         m.op_id = Some(n);
         rest = head;
     }
-    if let Some((head, n)) = strip_int(rest, ", seq = ") {
+    if let Some((head, n, stashed)) = strip_seq(rest) {
         m.seq = Some(n);
-        rest = head;
-    } else if let Some((head, n)) = strip_int(rest, ", stashed seq=") {
-        m.seq = Some(n);
-        m.stashed = true;
-        rest = head;
-    } else if let Some((head, n)) = strip_int(rest, ", seq=") {
-        m.seq = Some(n);
+        m.stashed = stashed;
         rest = head;
     }
     m.name = rest;
@@ -204,15 +195,37 @@ fn strip_group<'a>(text: &'a str, key: &str) -> Option<(&'a str, &'a str)> {
     Some((head, text.get(open..)?))
 }
 
-fn strip_int<'a>(text: &'a str, key: &str) -> Option<(&'a str, i64)> {
-    let digits_start = text
+/// The text before the integer `text` ends with, and the integer's digits
+/// (and minus signs) as written, not yet parsed.
+fn int_tail(text: &str) -> Option<(&str, &str)> {
+    let start = text
         .bytes()
         .rposition(|b| !(b.is_ascii_digit() || b == b'-'))
         .map_or(0, |p| p + 1);
-    let digits = text.get(digits_start..)?;
-    let n: i64 = digits.parse().ok()?;
-    let head = text.get(..digits_start)?.strip_suffix(key)?;
-    Some((head, n))
+    Some((text.get(..start)?, text.get(start..)?))
+}
+
+/// `text` without its trailing `key` and integer, and the integer. The key
+/// is matched before the digits are parsed: most texts end with no key.
+fn strip_int<'a>(text: &'a str, key: &str) -> Option<(&'a str, i64)> {
+    let (before, digits) = int_tail(text)?;
+    let head = before.strip_suffix(key)?;
+    Some((head, digits.parse().ok()?))
+}
+
+/// `text` without its trailing sequence number (`, seq = N`, `, stashed
+/// seq=N` or `, seq=N`), the number, and whether it was stashed: the
+/// integer found once for the three keys.
+fn strip_seq(text: &str) -> Option<(&str, i64, bool)> {
+    let (before, digits) = int_tail(text)?;
+    let (head, stashed) = if let Some(h) = before.strip_suffix(", seq = ") {
+        (h, false)
+    } else if let Some(h) = before.strip_suffix(", stashed seq=") {
+        (h, true)
+    } else {
+        (before.strip_suffix(", seq=")?, false)
+    };
+    Some((head, digits.parse().ok()?, stashed))
 }
 
 /// `[[32, 512], [], [1024]]`
