@@ -219,10 +219,18 @@ pub(super) const ESCAPE: [bool; 256] = {
     t
 };
 
-/// From `i`, past every run of eight bytes none of which needs escaping
-/// (most text has no escapes): the index of the first word that holds one,
-/// or of the last few bytes.
+/// From `i`, past the bytes none of which needs escaping (most text has
+/// no escapes): an index at or before the first byte that needs one, with
+/// every byte before it clean (at most a few bytes before it, or the last
+/// few bytes of `bytes`).
 pub(super) fn skip_clean_words(bytes: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    while let Some(chunk) = bytes.get(i..i + 16) {
+        match first_escape_16(chunk) {
+            Some(at) => return i + at,
+            None => i += 16,
+        }
+    }
     while let Some(chunk) = bytes.get(i..i + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(chunk);
@@ -232,6 +240,36 @@ pub(super) fn skip_clean_words(bytes: &[u8], mut i: usize) -> usize {
         i += 8;
     }
     i
+}
+
+/// The position of the first of sixteen bytes that needs escaping (below
+/// 0x20, `"` or `\\`), if any. SSE2, which every x86-64 processor has:
+/// the record readers and writers scan every string of every record (the
+/// long kernel name is a third of a record's bytes), and sixteen bytes
+/// compared at once, with the exact position from the mask, took fewer
+/// instructions than the eight-byte word test with its byte-by-byte end.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(super) fn first_escape_16(chunk: &[u8]) -> Option<usize> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunk: &[u8; 16] = chunk.try_into().ok()?;
+    // SAFETY: SSE2 is enabled on every x86_64 target, so these functions
+    // may be called; the unaligned load reads the sixteen bytes of
+    // `chunk`, which it borrows
+    let mask = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // unsigned: a byte is below 0x20 exactly when max(byte, 0x1f) is
+        // 0x1f
+        let low = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
+    };
+    (mask != 0).then(|| mask.trailing_zeros() as usize)
 }
 
 /// True if any of the eight bytes is below 0x20, `"` or `\\` (bit tricks

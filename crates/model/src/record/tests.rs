@@ -1,6 +1,6 @@
 //! Tests of the record formats.
 
-use super::json::{ESCAPE, word_needs_escape};
+use super::json::{ESCAPE, skip_clean_words, word_needs_escape};
 use super::*;
 
 const PYDICT: &str = "{'kShortName': 'softmax_warp_forward', 'kDuration': 50, 'layer': ['Block1', 'Conv'], 'trace': ['/home/u/x.py:10', '/home/u/y.py:20'], 'reprMarkers': [], 'marker': [\"{'mod': 'torch.nn.functional', 'op': 'softmax', 'args': [{'name': '', 'type': 'tensor', 'shape': (32, 10), 'dtype': 'float32'}, {'name': 'dim', 'type': 'int', 'value': 1}]}\"], 'seqMarker': ['aten::_softmax, seq = 20', 'aten::softmax, seq = 20'], 'seqId': [20], 'subSeqId': 0, 'altSeqId': [], 'dir': 'fprop', 'mod': ['torch.nn.functional'], 'op': ['softmax'], 'tid': 5, 'device': 0, 'stream': 7, 'grid': (10, 1, 1), 'block': (128, 1, 1), 'kLongName': 'void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>(float*, const float*, int, int, int)'}";
@@ -58,6 +58,53 @@ fn escape_word_test_is_exact() {
                 "{b} at {pos}"
             );
         }
+    }
+}
+
+/// The sixteen-byte test finds the first byte that needs escaping, by
+/// the escape table, whatever follows it.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn escape_block_test_is_exact() {
+    use super::json::first_escape_16;
+    for b in 0u8..=255 {
+        for pos in 0..16 {
+            let mut w = [b'a'; 16];
+            w[pos] = b;
+            let want = ESCAPE[b as usize].then_some(pos);
+            assert_eq!(first_escape_16(&w), want, "{b} at {pos}");
+            // a later byte that needs escaping does not hide it
+            if pos < 15 {
+                w[15] = b'"';
+                assert_eq!(
+                    first_escape_16(&w),
+                    Some(want.unwrap_or(15)),
+                    "{b} at {pos}"
+                );
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Every byte the skip steps over is clean, and it stops within a
+    /// word of the first that is not (or of the end).
+    #[test]
+    fn skip_clean_words_stops_at_the_first_escape(
+        bytes in proptest::collection::vec(
+            proptest::prop_oneof![8 => b'a'..=b'z', 1 => proptest::prelude::any::<u8>()],
+            0..80,
+        ),
+        from in 0usize..80,
+    ) {
+        let from = from.min(bytes.len());
+        let to = skip_clean_words(&bytes, from);
+        let first = bytes[from..]
+            .iter()
+            .position(|&b| ESCAPE[b as usize])
+            .map_or(bytes.len(), |p| from + p);
+        proptest::prop_assert!(from <= to && to <= first, "{from} {to} {first}");
+        proptest::prop_assert!(first - to < 8, "{from} {to} {first}");
     }
 }
 
