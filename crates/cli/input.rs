@@ -547,14 +547,19 @@ fn load_with(
         on && ranges == Ranges::Read,
         "attributing kernels to NVTX ranges",
     );
+    // the records are of kernels alone: the calls that launched only
+    // copies and sets (when those were read, to be summed) need no list
+    let wanted = rprof_trace::attribute::kernel_launches(&trace);
+    let wanted = wanted.as_deref();
     let enclosing = if trace.source == rprof_trace::model::Source::Nsys {
-        // the reader kept only the ranges that may enclose a launch (and
-        // those left open, which no launch's list names unless it encloses
-        // one): a second pass would build its own index of the calls, at
-        // the peak (0.13 GB at 3 M kernels), to drop next to nothing
-        rprof_trace::attribute::attribute(&trace.launches, &mut trace.ranges)
+        // the reader kept only the ranges that may enclose a kernel's
+        // launch (and those left open, which no launch's list names unless
+        // it encloses one): a second pass would build its own index of the
+        // calls, at the peak (0.13 GB at 3 M kernels), to drop next to
+        // nothing
+        rprof_trace::attribute::attribute_of(&trace.launches, wanted, &mut trace.ranges)
     } else {
-        rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges).0
+        rprof_trace::attribute::attribute_used_of(&trace.launches, wanted, &mut trace.ranges).0
     };
     drop(attributing);
     crate::cmd::release_freed();

@@ -214,12 +214,18 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<()> {
             false,
         );
         let mut p = w.begin(&trace, rank, window)?;
-        // every range is written: only those enclosing a launch call are
-        // kept for the op models (56 % of the 3 M-kernel export's enclose
-        // none; their lists name the same ranges in the same order as
-        // over all of them)
-        let (enclosing, _) =
-            rprof_trace::attribute::attribute_used(&trace.launches, &mut trace.ranges);
+        // every range is written: only those enclosing a kernel's launch
+        // call are kept for the op models (56 % of the 3 M-kernel export's
+        // enclose no call; their lists name the same ranges in the same
+        // order as over all of them). The calls that launched only copies
+        // and sets need no list: the records are of kernels alone.
+        let wanted = rprof_trace::attribute::kernel_launches(&trace);
+        let (enclosing, _) = rprof_trace::attribute::attribute_used_of(
+            &trace.launches,
+            wanted.as_deref(),
+            &mut trace.ranges,
+        );
+        drop(wanted);
         // the records and the op models from here on: mimalloc's, faster
         // for their small blocks; what was read stays glibc's
         // (crate::alloc)

@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 use std::ops::Bound::{Excluded, Unbounded};
 
 use crate::FastMap as HashMap;
-use crate::model::{Launch, Range};
+use crate::model::{Launch, Range, Trace};
 
 /// No node: the empty list.
 const ROOT: u32 = u32::MAX;
@@ -129,8 +129,9 @@ struct Entry {
     index: u32,
 }
 
-/// The calls of `launches` as [`Entry`]s, in launch order.
-fn entries(launches: &[Launch]) -> Vec<Entry> {
+/// The calls of `launches` that `wanted` marks (all of them for `None`)
+/// as [`Entry`]s, in launch order.
+fn entries(launches: &[Launch], wanted: Option<&[bool]>) -> Vec<Entry> {
     let mut threads: Vec<u64> = launches
         .iter()
         .map(|l| l.thread)
@@ -147,6 +148,7 @@ fn entries(launches: &[Launch]) -> Vec<Entry> {
     launches
         .iter()
         .enumerate()
+        .filter(|&(i, _)| is_wanted(wanted, i))
         .map(|(i, l)| {
             // consecutive launches mostly come from one thread
             let r = match last {
@@ -166,6 +168,32 @@ fn entries(launches: &[Launch]) -> Vec<Entry> {
         .collect()
 }
 
+/// Whether `wanted` (a mark per launch; `None`: every launch) marks launch
+/// `i`.
+fn is_wanted(wanted: Option<&[bool]>, i: usize) -> bool {
+    wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false))
+}
+
+/// A mark per launch call of `trace`: true for those that launched one of
+/// its kernels; `None` when it holds no copies or sets, whose calls are
+/// then the only launches (every call launched a kernel). For the callers
+/// that build records of kernels alone: the calls that launched only
+/// copies and sets (a quarter of the calls of the 3 M-kernel benchmark)
+/// then neither keep ranges as read ([`LaunchCover::of`]) nor are
+/// attributed ([`attribute_of`]).
+pub fn kernel_launches(trace: &Trace) -> Option<Vec<bool>> {
+    if trace.memops.is_empty() {
+        return None;
+    }
+    let mut wanted = vec![false; trace.launches.len()];
+    for l in trace.kernels.iter().filter_map(|k| k.launch.get()) {
+        if let Some(w) = wanted.get_mut(l as usize) {
+            *w = true;
+        }
+    }
+    Some(wanted)
+}
+
 /// [`attribute`] for callers that use the ranges only through the returned
 /// lists (building records): the ranges that enclose no launch call are
 /// dropped first, and their number returned. On a large export most ranges
@@ -176,16 +204,26 @@ fn entries(launches: &[Launch]) -> Vec<Entry> {
 /// the lists name the same ranges as [`attribute`] over all of them would,
 /// in the same order.
 pub fn attribute_used(launches: &[Launch], ranges: &mut Vec<Range>) -> (Enclosing, u64) {
-    let dropped = drop_unused(launches, ranges);
-    (attribute(launches, ranges), dropped)
+    attribute_used_of(launches, None, ranges)
+}
+
+/// [`attribute_used`] of the launches `wanted` marks, as
+/// [`attribute_of`]: the ranges that enclose none of them are dropped.
+pub fn attribute_used_of(
+    launches: &[Launch],
+    wanted: Option<&[bool]>,
+    ranges: &mut Vec<Range>,
+) -> (Enclosing, u64) {
+    let dropped = drop_unused(launches, wanted, ranges);
+    (attribute_of(launches, wanted, ranges), dropped)
 }
 
 /// Drop the ranges that enclose no launch call by [`attribute`]'s rule
 /// ([`LaunchCover::encloses`]); the number dropped. (Its own list of calls,
 /// freed before [`attribute`] makes its own: holding one list across both
 /// cost more at the peak than making it twice.)
-fn drop_unused(launches: &[Launch], ranges: &mut Vec<Range>) -> u64 {
-    let cover = LaunchCover::new(launches);
+fn drop_unused(launches: &[Launch], wanted: Option<&[bool]>, ranges: &mut Vec<Range>) -> u64 {
+    let cover = LaunchCover::of(launches, wanted);
     let mut keep = vec![false; ranges.len()];
     keep.par_chunks_mut(KEEP_CHUNK)
         .zip(ranges.par_chunks(KEEP_CHUNK))
@@ -230,10 +268,25 @@ pub struct LaunchCover {
 impl LaunchCover {
     /// The cover of `launches`.
     pub fn new(launches: &[Launch]) -> LaunchCover {
+        LaunchCover::of(launches, None)
+    }
+
+    /// The cover of the launches `wanted` marks (a mark per launch; `None`:
+    /// all of them), as [`attribute_of`] takes them.
+    pub fn of(launches: &[Launch], wanted: Option<&[bool]>) -> LaunchCover {
+        let launches = || {
+            launches
+                .iter()
+                .enumerate()
+                .filter(move |&(i, _)| is_wanted(wanted, i))
+                .map(|(_, l)| l)
+        };
         // calls per thread, then where each thread's calls begin
         let mut at: HashMap<u64, usize> = HashMap::default();
-        for l in launches {
+        let mut n = 0;
+        for l in launches() {
             *at.entry(l.thread).or_default() += 1;
+            n += 1;
         }
         let mut threads: Vec<(u64, usize)> = at.iter().map(|(&t, &n)| (t, n)).collect();
         threads.sort_unstable();
@@ -243,8 +296,8 @@ impl LaunchCover {
             begin += std::mem::replace(n, begin);
         }
         // each call into its thread's part, then each part sorted
-        let mut calls = vec![(0i64, 0i64); launches.len()];
-        for l in launches {
+        let mut calls = vec![(0i64, 0i64); n];
+        for l in launches() {
             if let Some(i) = at.get_mut(&l.thread) {
                 if let Some(slot) = calls.get_mut(*i) {
                     *slot = (l.start_ns, l.end_ns);
@@ -415,8 +468,20 @@ pub fn sort_ranges(ranges: &mut [Range]) {
 /// sorted `ranges`. Sorting in place costs no memory beyond the ranges
 /// themselves, which matters at tens of millions of ranges.
 pub fn attribute(launches: &[Launch], ranges: &mut [Range]) -> Enclosing {
+    attribute_of(launches, None, ranges)
+}
+
+/// [`attribute`] of the launches `wanted` marks (a mark per launch;
+/// `None`: all of them). The others have no list: the lists of the calls
+/// that launched only copies and sets are never read by a caller that
+/// builds records of kernels alone ([`kernel_launches`]).
+pub fn attribute_of(
+    launches: &[Launch],
+    wanted: Option<&[bool]>,
+    ranges: &mut [Range],
+) -> Enclosing {
     sort_ranges(ranges);
-    let calls = entries(launches);
+    let calls = entries(launches, wanted);
     let (ls, per_group) = sweep_threads::<_, true>(launches, calls, ranges);
     // the sorted calls as bare positions before the lists are joined: the
     // copies (32 bytes a call) were 128 MB at the peak of `report` at 3 M
@@ -1094,6 +1159,110 @@ mod tests {
                 prop_assert_eq!(got, want);
             }
         }
+    }
+
+    proptest! {
+        /// Attributing only the marked calls (as for records of kernels
+        /// alone, [`kernel_launches`]): each marked call's list as the
+        /// definition gives it over all ranges, no list for the others, and
+        /// dropped exactly the ranges in no marked call's list; without the
+        /// drop too ([`attribute_of`]), and the cover of the marked calls
+        /// answers as the cover of a list holding only them.
+        #[test]
+        fn marked_calls_agree_with_brute_force(
+            rs in prop::collection::vec((0u64..3, 0i64..60, -5i64..60), 0..60),
+            ls in prop::collection::vec((0u64..3, 0i64..60, 0i64..15, any::<bool>()), 0..40),
+        ) {
+            let lens: Vec<_> = ls.iter().map(|&(t, s, d, _)| (t, s, d)).collect();
+            let (ranges, launches) = from_lengths(&rs, &lens);
+            let marks: Vec<bool> = ls.iter().map(|l| l.3).collect();
+            let mut want = brute_force(&launches, &ranges);
+            for (w, &m) in want.iter_mut().zip(&marks) {
+                if !m {
+                    w.clear();
+                }
+            }
+            let mut used = vec![false; ranges.len()];
+            for &r in want.iter().flatten() {
+                used[r as usize] = true;
+            }
+            let mut kept = ranges.clone();
+            let (e, dropped) = attribute_used_of(&launches, Some(&marks), &mut kept);
+            prop_assert_eq!(dropped as usize, used.iter().filter(|u| !**u).count());
+            prop_assert_eq!(kept.len(), used.iter().filter(|u| **u).count());
+            for (got, want) in texts_of(&e, &kept, &want, &ranges) {
+                prop_assert_eq!(got, want);
+            }
+            let mut all = ranges.clone();
+            let e = attribute_of(&launches, Some(&marks), &mut all);
+            for (got, want) in texts_of(&e, &all, &want, &ranges) {
+                prop_assert_eq!(got, want);
+            }
+            let only: Vec<Launch> = launches
+                .iter()
+                .zip(&marks)
+                .filter(|(_, m)| **m)
+                .map(|(l, _)| l.clone())
+                .collect();
+            let (of, new) = (LaunchCover::of(&launches, Some(&marks)), LaunchCover::new(&only));
+            for r in &ranges {
+                let ask = |c: &LaunchCover| {
+                    c.encloses(r.thread, r.start_ns, r.end_ns, &mut CoverHints::default())
+                };
+                prop_assert_eq!(ask(&of), ask(&new));
+            }
+        }
+    }
+
+    /// A call is marked when some kernel names it, whatever the order, and
+    /// a kernel's launch past the calls marks nothing; without copies and
+    /// sets there is nothing to tell apart.
+    #[test]
+    fn kernel_launches_marks_the_calls_kernels_name() {
+        use crate::model::{Kernel, MemKind, MemOp, MemoryKind, Source};
+        let mut trace = Trace::empty("t.sqlite".into(), Source::Nsys);
+        trace.launches = (0..5).map(|i| launch(0, i * 10, i * 10 + 1)).collect();
+        trace.kernels = [Some(3), None, Some(0), Some(3), Some(9)]
+            .into_iter()
+            .map(|l: Option<u32>| Kernel {
+                row: 0,
+                start_ns: 0,
+                end_ns: 1,
+                device: 0,
+                context: crate::model::OptU32::NONE,
+                stream: 0,
+                correlation: 0,
+                global_pid_bits: crate::model::NO_PID,
+                name: StrRef(0),
+                mangled: crate::model::OptStr::NONE,
+                grid: [1; 3],
+                block: [1; 3],
+                registers_per_thread: None,
+                static_smem_bytes: crate::model::OptU32::NONE,
+                dynamic_smem_bytes: crate::model::OptU32::NONE,
+                launch: crate::model::OptU32::saturating(l),
+                extra: None,
+            })
+            .collect();
+        assert_eq!(kernel_launches(&trace), None);
+        trace.memops.push(MemOp {
+            start_ns: 0,
+            end_ns: 1,
+            device: 0,
+            stream: 0,
+            correlation: 0,
+            bytes: None,
+            name: StrRef(0),
+            launch: Some(1),
+            kind: MemKind::Set,
+            src_mem: MemoryKind::Unknown,
+            dst_mem: MemoryKind::Unknown,
+            pid: None,
+        });
+        assert_eq!(
+            kernel_launches(&trace).as_deref(),
+            Some(&[true, false, false, true, false][..])
+        );
     }
 
     proptest! {

@@ -74,14 +74,18 @@ pub struct ReadOptions {
     /// `stats.api_calls_dropped`): for `idle`, which looks at no other
     /// call. At 3 M kernels the others were 0.2 GB.
     pub blocking_calls_only: bool,
-    /// Keep only the ranges that may enclose a launch call (nsys exports:
-    /// those that enclose none by [`crate::attribute`]'s rule are dropped
-    /// as read, and their texts never stored; they are counted in
-    /// [`rprof_model::ReadStats`] as if kept): for callers that use the
-    /// ranges only through [`crate::attribute::attribute_used`], which
-    /// drops the same ranges. The NVTX table is then read after the
-    /// launches, not beside them. At 3 M kernels the ranges enclosing no
-    /// launch and their texts were 0.5 GB at the read's peak. Other
+    /// Keep only the ranges that may enclose a kernel's launch call (nsys
+    /// exports: those that enclose none by [`crate::attribute`]'s rule are
+    /// dropped as read, and their texts never stored; they are counted in
+    /// [`rprof_model::ReadStats`] as if kept): for callers that build
+    /// records of kernels alone and use the ranges only through
+    /// [`crate::attribute::attribute_used_of`] with
+    /// [`crate::attribute::kernel_launches`], which drops the same ranges
+    /// (without [`ReadOptions::memops`] every launch call is a kernel's).
+    /// The NVTX table is then read after the launches, not beside them. At
+    /// 3 M kernels the ranges enclosing no launch and their texts were
+    /// 0.5 GB at the read's peak; those enclosing only the calls that
+    /// launched copies and sets, 0.1 GB at the peak of `summary`. Other
     /// formats keep every range.
     pub enclosing_ranges_only: bool,
 }

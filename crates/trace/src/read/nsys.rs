@@ -11,7 +11,7 @@
 
 use crate::{FastMap as HashMap, FastSet as HashSet};
 
-use crate::attribute::{CoverHints, LaunchCover};
+use crate::attribute::{CoverHints, LaunchCover, kernel_launches};
 use crate::error::{Error, Result};
 use crate::model::stock::parse_head;
 use crate::model::{
@@ -84,7 +84,12 @@ pub fn read(db: &Db, opts: ReadOptions) -> Result<Trace> {
         let (mut trace, unread_end) = main?;
         let nvtx = match (nvtx, nvtx_table.as_deref()) {
             (None, Some(t)) if !beside => {
-                let cover = LaunchCover::new(&trace.launches);
+                // (the callers build records of kernels alone: a range
+                // that encloses only calls that launched copies or sets
+                // is kept by none of their lists)
+                let wanted = kernel_launches(&trace);
+                let cover = LaunchCover::of(&trace.launches, wanted.as_deref());
+                drop(wanted);
                 Some(read_nvtx_split(path, t, opts, Some(&cover))?)
             }
             (nvtx, _) => nvtx,
