@@ -593,6 +593,10 @@ fn read_profile(
         ReadOptions {
             compat: opts.compat,
             memops: opts.memops,
+            // the callers that keep only the ranges enclosing a launch
+            // build records of kernels alone and only sum the copies and
+            // sets (load_with)
+            memops_unlaunched: enclosing,
             no_ranges: ranges == Ranges::Skip,
             enclosing_ranges_only: enclosing,
             ..ReadOptions::default()

@@ -180,6 +180,7 @@ pub fn load(file: &Path, wants: Wants, quiet: bool) -> anyhow::Result<(Trace, Ve
         ReadOptions {
             compat: false,
             memops: true,
+            memops_unlaunched: false,
             api_calls: host,
             all_ranges: host,
             mem_events: false,

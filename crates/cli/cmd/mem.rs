@@ -166,6 +166,7 @@ pub fn run(args: &MemArgs) -> anyhow::Result<()> {
         ReadOptions {
             compat: false,
             memops: true,
+            memops_unlaunched: false,
             api_calls: true,
             all_ranges: true,
             mem_events: true,

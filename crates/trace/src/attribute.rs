@@ -175,14 +175,14 @@ fn is_wanted(wanted: Option<&[bool]>, i: usize) -> bool {
 }
 
 /// A mark per launch call of `trace`: true for those that launched one of
-/// its kernels; `None` when it holds no copies or sets, whose calls are
-/// then the only launches (every call launched a kernel). For the callers
+/// its kernels; `None` when no copy or set has a call, as when none was
+/// read (every call then launched a kernel). For the callers
 /// that build records of kernels alone: the calls that launched only
 /// copies and sets (a quarter of the calls of the 3 M-kernel benchmark)
 /// then neither keep ranges as read ([`LaunchCover::of`]) nor are
 /// attributed ([`attribute_of`]).
 pub fn kernel_launches(trace: &Trace) -> Option<Vec<bool>> {
-    if trace.memops.is_empty() {
+    if trace.memops.iter().all(|m| m.launch.is_none()) {
         return None;
     }
     let mut wanted = vec![false; trace.launches.len()];
@@ -1245,7 +1245,7 @@ mod tests {
             })
             .collect();
         assert_eq!(kernel_launches(&trace), None);
-        trace.memops.push(MemOp {
+        let set = MemOp {
             start_ns: 0,
             end_ns: 1,
             device: 0,
@@ -1258,7 +1258,13 @@ mod tests {
             src_mem: MemoryKind::Unknown,
             dst_mem: MemoryKind::Unknown,
             pid: None,
+        };
+        trace.memops.push(MemOp {
+            launch: None,
+            ..set.clone()
         });
+        assert_eq!(kernel_launches(&trace), None);
+        trace.memops.push(set);
         assert_eq!(
             kernel_launches(&trace).as_deref(),
             Some(&[true, false, false, true, false][..])

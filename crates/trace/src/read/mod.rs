@@ -30,6 +30,11 @@ pub struct ReadOptions {
     pub compat: bool,
     /// Also read memory copies and sets (for timelines and GPU views).
     pub memops: bool,
+    /// With [`ReadOptions::memops`], leave the copies and sets without
+    /// their launch calls (nsys): for a caller that only sums them. Their
+    /// calls are then not held (a quarter of the calls of the 3 M-kernel
+    /// benchmark), and every launch call is a kernel's.
+    pub memops_unlaunched: bool,
     /// Also read every CUDA API call into [`Trace::api_calls`].
     pub api_calls: bool,
     /// Keep NVTX ranges (and profiler operators) on every thread, not only
@@ -96,6 +101,7 @@ impl ReadOptions {
         ReadOptions {
             compat: false,
             memops: true,
+            memops_unlaunched: false,
             api_calls: true,
             all_ranges: true,
             mem_events: true,

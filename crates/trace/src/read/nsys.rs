@@ -185,8 +185,13 @@ fn read_main(
             } else {
                 KernelSide::Kernels(&mut kernels)
             };
+            let joined: &mut [(MemOp, u64)] = if opts.memops_unlaunched {
+                &mut []
+            } else {
+                &mut memops
+            };
             let (launches, unlaunched) =
-                read_launches(db, &t, side, &mut memops, &mut strings, all, ahead, split)?;
+                read_launches(db, &t, side, joined, &mut strings, all, ahead, split)?;
             stats.without_launch = unlaunched;
             launches
         }
@@ -1906,6 +1911,94 @@ mod tests {
             };
             assert_eq!(all(&halves), all(&one));
         }
+    }
+
+    /// Copies and sets read to be summed only: none has a launch call, the
+    /// calls held are exactly the kernels' (each kernel's call the same),
+    /// and the ranges kept are those that enclose a kernel's call by the
+    /// definition, checked against every range of the full read.
+    #[test]
+    fn unlaunched_copies_keep_the_kernels_calls_and_ranges() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/nsys-ai/mfu_2gpu_before.sqlite");
+        let db = Db::open(&path).unwrap();
+        let joined = ReadOptions {
+            memops: true,
+            enclosing_ranges_only: true,
+            ..ReadOptions::default()
+        };
+        let all = read(
+            &db,
+            ReadOptions {
+                enclosing_ranges_only: false,
+                ..joined
+            },
+        )
+        .unwrap();
+        let lean = read(
+            &db,
+            ReadOptions {
+                memops_unlaunched: true,
+                ..joined
+            },
+        )
+        .unwrap();
+        assert!(all.memops.iter().any(|m| m.launch.is_some()));
+        assert!(lean.memops.iter().all(|m| m.launch.is_none()));
+        assert_eq!(lean.memops.len(), all.memops.len());
+        let call = |t: &Trace, l: Option<u32>| {
+            l.map(|l| {
+                let l = &t.launches[l as usize];
+                (l.start_ns, l.end_ns, l.thread, l.correlation)
+            })
+        };
+        let mut used = std::collections::BTreeSet::new();
+        for (a, b) in all.kernels.iter().zip(&lean.kernels) {
+            assert_eq!(call(&all, a.launch.get()), call(&lean, b.launch.get()));
+            used.extend(call(&all, a.launch.get()));
+        }
+        assert_eq!(lean.launches.len(), used.len());
+        assert!(lean.launches.len() < all.launches.len());
+        // the ranges of the full read that enclose a kernel's call
+        let text = |t: &Trace, r: &Range| {
+            (
+                r.thread,
+                r.start_ns,
+                r.end_ns,
+                t.strings.get(r.text).to_owned(),
+            )
+        };
+        let mut want: Vec<_> = all
+            .ranges
+            .iter()
+            .filter(|r| {
+                used.iter()
+                    .any(|&(s, e, t, _)| t == r.thread && r.start_ns < s && r.end_ns > e)
+            })
+            .map(|r| text(&all, r))
+            .collect();
+        let mut got: Vec<_> = lean.ranges.iter().map(|r| text(&lean, r)).collect();
+        want.sort();
+        got.sort();
+        assert!(!got.is_empty());
+        assert_eq!(got, want);
+        // some range enclosed only the copies' calls, and was dropped
+        let enclosing_a_call = all
+            .ranges
+            .iter()
+            .filter(|r| {
+                all.launches
+                    .iter()
+                    .any(|l| l.thread == r.thread && r.start_ns < l.start_ns && r.end_ns > l.end_ns)
+            })
+            .count();
+        assert!(enclosing_a_call > got.len());
+        // with the copies' calls joined, their ranges are dropped all the
+        // same (the cover is of the kernels' calls)
+        let joined = read(&db, joined).unwrap();
+        let mut kept: Vec<_> = joined.ranges.iter().map(|r| text(&joined, r)).collect();
+        kept.sort();
+        assert_eq!(kept, got);
     }
 
     #[test]
