@@ -485,8 +485,10 @@ pub fn attribute_of(
     let (ls, per_group) = sweep_threads::<_, true>(launches, calls, ranges);
     // the sorted calls as bare positions before the lists are joined: the
     // copies (32 bytes a call) were 128 MB at the peak of `report` at 3 M
-    // kernels
-    let ls: Vec<u32> = ls.iter().map(|c| c.index()).collect();
+    // kernels. Consumed, not borrowed: a shadowed list lives to the end of
+    // the function, and its 16 bytes a call were still held while the
+    // lists were joined (7-16 MB at the peak of `summary` at 3 M kernels)
+    let ls: Vec<u32> = ls.into_iter().map(|c| c.index()).collect();
     let total: usize = per_group.iter().map(|s| s.nodes.len()).sum();
     let mut nodes: Vec<(u32, u32)> = Vec::new();
     let mut launch_node = vec![ROOT; launches.len()];
