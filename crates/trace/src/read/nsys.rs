@@ -1886,11 +1886,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn api_table_read_in_halves_is_the_read_in_one() {
+    /// The committed two-GPU nsys capture (fixtures/README.md).
+    fn mfu_2gpu() -> Db {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../fixtures/nsys-ai/mfu_2gpu_before.sqlite");
-        let db = Db::open(&path).unwrap();
+        Db::open(&path).unwrap()
+    }
+
+    #[test]
+    fn api_table_read_in_halves_is_the_read_in_one() {
+        let db = mfu_2gpu();
         for opts in [
             ReadOptions::default(),
             ReadOptions {
@@ -1919,9 +1924,7 @@ mod tests {
     /// definition, checked against every range of the full read.
     #[test]
     fn unlaunched_copies_keep_the_kernels_calls_and_ranges() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures/nsys-ai/mfu_2gpu_before.sqlite");
-        let db = Db::open(&path).unwrap();
+        let db = mfu_2gpu();
         let joined = ReadOptions {
             memops: true,
             enclosing_ranges_only: true,
@@ -2003,9 +2006,7 @@ mod tests {
 
     #[test]
     fn blocking_calls_read_after_the_kernels_as_the_full_read() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures/nsys-ai/mfu_2gpu_before.sqlite");
-        let db = Db::open(&path).unwrap();
+        let db = mfu_2gpu();
         let opts = ReadOptions {
             api_calls: true,
             memops: true,
