@@ -176,11 +176,11 @@ fn is_wanted(wanted: Option<&[bool]>, i: usize) -> bool {
 
 /// A mark per launch call of `trace`: true for those that launched one of
 /// its kernels; `None` when no copy or set has a call, as when none was
-/// read (every call then launched a kernel). For the callers
-/// that build records of kernels alone: the calls that launched only
-/// copies and sets (a quarter of the calls of the 3 M-kernel benchmark)
-/// then neither keep ranges as read ([`LaunchCover::of`]) nor are
-/// attributed ([`attribute_of`]).
+/// read (every call then launched a kernel). For the callers that build
+/// records of kernels alone: the calls that launched only copies and sets
+/// (a quarter of the calls of the 3 M-kernel benchmark) then neither keep
+/// ranges as read ([`LaunchCover::of`]) nor are attributed
+/// ([`attribute_of`]).
 pub fn kernel_launches(trace: &Trace) -> Option<Vec<bool>> {
     if trace.memops.iter().all(|m| m.launch.is_none()) {
         return None;
