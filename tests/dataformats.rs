@@ -715,6 +715,122 @@ fn parquet_records_read_like_json_records() {
     assert!(err.contains("Parquet records"), "{err}");
 }
 
+/// A Parquet record file that is not one of `rprof parse`'s (written here
+/// with the parquet crate, synthetic): a row that is not a record, a
+/// column of a type no record column has, no rprof metadata. Each is one
+/// line on stderr naming the file and the problem, exit 1.
+#[test]
+fn hostile_parquet_records_are_one_line_errors() {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int32Array, RecordBatch};
+    use arrow_schema::{Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, cols: Vec<(&str, ArrayRef)>, meta: bool| -> PathBuf {
+        let schema = Arc::new(Schema::new(
+            cols.iter()
+                .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+                .collect::<Vec<_>>(),
+        ));
+        let kv = meta.then(|| {
+            vec![KeyValue::new(
+                "rprof".to_owned(),
+                r#"{"rprof":"dict","version":2,"source":"nsys"}"#.to_owned(),
+            )]
+        });
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(kv)
+            .build();
+        let path = dir.path().join(name);
+        let f = std::fs::File::create(&path).unwrap();
+        let mut w = ArrowWriter::try_new(f, schema.clone(), Some(props)).unwrap();
+        let batch =
+            RecordBatch::try_new(schema, cols.into_iter().map(|(_, a)| a).collect()).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        path
+    };
+    let names = || -> ArrayRef { Arc::new(StringArray::from(vec!["k1", "k2", "k3"])) };
+    // a record file of `rprof parse`, whose second row's duration is then
+    // made null: not a record
+    let good = dir.path().join("good.parquet");
+    ok(&s(&[
+        "parse",
+        "-q",
+        "--format",
+        "parquet",
+        p(&fixture("profiling-lm/net.sql")),
+        "-o",
+        p(&good),
+    ]));
+    let batch = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&good).unwrap())
+        .unwrap()
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let schema = batch.schema();
+    let cols: Vec<(&str, ArrayRef)> = schema
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .map(|(f, c)| {
+            let c = if f.name() == "kDuration" {
+                let d = c.as_any().downcast_ref::<Int64Array>().unwrap();
+                Arc::new(Int64Array::from_iter(
+                    d.iter().enumerate().map(|(i, v)| v.filter(|_| i != 1)),
+                )) as ArrayRef
+            } else {
+                c.clone()
+            };
+            (f.name().as_str(), c)
+        })
+        .collect();
+    let not_record = write("not-record.parquet", cols, true);
+    let odd_type = write(
+        "odd-type.parquet",
+        vec![
+            ("kShortName", names()),
+            ("kDuration", Arc::new(Int32Array::from(vec![5, 6, 7]))),
+        ],
+        true,
+    );
+    let no_meta = write("no-meta.parquet", vec![("kShortName", names())], false);
+    for (path, want) in [
+        (&not_record, "not-record.parquet:2: "),
+        (
+            &odd_type,
+            "column \"kDuration\" is of type Int32, which no rprof record column has",
+        ),
+        (
+            &no_meta,
+            "not a record file of `rprof parse --format parquet`",
+        ),
+    ] {
+        for cmd in ["prof", "summary"] {
+            let out = run(rprof().args([cmd, "-q", path.to_str().unwrap()]));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{cmd} {}: {err}",
+                path.display()
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains(want), "{cmd}: {err}");
+            assert!(
+                err.contains(path.file_name().unwrap().to_str().unwrap()),
+                "{err}"
+            );
+        }
+    }
+}
+
 /// `--timeunit` on the tables of idle, steps, dist and launch: every time
 /// column (header ending in a unit) is shown in the unit asked for, the
 /// same value as the CSV's ns.
