@@ -219,6 +219,16 @@ impl<W: Write + Send> ParquetTable<W> {
         self.writer.write(&batch).map_err(other)
     }
 
+    /// Append a batch of rows already made into Arrow arrays: one per
+    /// column, in the order and of the types given to
+    /// [`ParquetTable::new`], all of the same length.
+    pub fn write_arrays(&mut self, arrays: Vec<ArrayRef>) -> io::Result<()> {
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("a batch of rows: {e}"))
+        })?;
+        self.writer.write(&batch).map_err(other)
+    }
+
     /// Write the footer and return the output.
     pub fn finish(self) -> io::Result<W> {
         self.writer.into_inner().map_err(other)
@@ -241,6 +251,34 @@ mod tests {
         let mut t = ParquetTable::new(out, &types, metadata)?;
         t.write(columns.into_iter().map(|(_, v)| v).collect())?;
         t.finish()
+    }
+
+    /// Arrays that do not fit the table's columns (a type, a count or a
+    /// length) are refused, and nothing is written for them.
+    #[test]
+    fn write_arrays_refuses_arrays_that_do_not_fit() {
+        let cols = [("a", ColumnType::Int64), ("s", ColumnType::Utf8)];
+        let mut t = ParquetTable::new(Vec::new(), &cols, &[]).unwrap();
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let s: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+        let short: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+        for bad in [
+            vec![s.clone(), a.clone()],
+            vec![a.clone()],
+            vec![a.clone(), short],
+        ] {
+            let e = t.write_arrays(bad).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        }
+        t.write_arrays(vec![a, s]).unwrap();
+        let bytes = t.finish().unwrap();
+        let rows: usize = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap().num_rows())
+            .sum();
+        assert_eq!(rows, 2);
     }
 
     #[test]
