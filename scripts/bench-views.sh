@@ -21,7 +21,11 @@ new=${RPROF:-target/release/rprof}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$new" parse -q "$file" -o "$tmp/new.jsonl"
-[ -n "$old" ] && "$old" parse -q "$file" > "$tmp/old.dict"
+"$new" parse -q --format parquet "$file" -o "$tmp/new.parquet"
+if [ -n "$old" ]; then
+    "$old" parse -q "$file" > "$tmp/old.dict"
+    "$old" parse -q --format parquet "$file" -o "$tmp/old.parquet"
+fi
 
 declare -a names cmds
 add() { names+=("$1"); cmds+=("$2"); }
@@ -53,6 +57,10 @@ add diff-self "$new diff -q $file $file > /dev/null"
 add summary-records "$new summary -q --by op $tmp/new.jsonl > /dev/null"
 add gpu-records "$new gpu -q $tmp/new.jsonl > /dev/null"
 add diff-records "$new diff -q $tmp/new.jsonl $tmp/new.jsonl > /dev/null"
+# Parquet records: written by `parse`, read by the commands that read records
+add parse-parquet "$new parse -q --format parquet $file -o $tmp/p.parquet"
+add prof-parquet "$new prof --csv $tmp/new.parquet > /dev/null"
+add summary-parquet "$new summary -q --by op $tmp/new.parquet > /dev/null"
 if [ -n "$old" ]; then
     add old-parse "$old parse -q $file > /dev/null"
     add old-prof "$old prof --csv $tmp/old.dict > /dev/null"
@@ -74,6 +82,9 @@ if [ -n "$old" ]; then
     add old-summary-records "$old summary -q --by op $tmp/old.dict > /dev/null"
     add old-gpu-records "$old gpu -q $tmp/old.dict > /dev/null"
     add old-diff-records "$old diff -q $tmp/old.dict $tmp/old.dict > /dev/null"
+    add old-parse-parquet "$old parse -q --format parquet $file -o $tmp/p-old.parquet"
+    add old-prof-parquet "$old prof --csv $tmp/old.parquet > /dev/null"
+    add old-summary-parquet "$old summary -q --by op $tmp/old.parquet > /dev/null"
 fi
 for ((r = 0; r < rounds; r++)); do
     for i in "${!names[@]}"; do
