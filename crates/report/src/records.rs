@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
+use arrow_array::builder::{ArrayBuilder, Int64Builder, ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, UInt64Array};
 use rprof_model::{KernelRef, Kernels};
 
@@ -73,14 +73,23 @@ fn strs(recs: &Kernels<'_>, f: impl Fn(&KernelRef<'_, '_>, &mut StringBuilder)) 
     Arc::new(b.finish())
 }
 
-/// A list of strings per record, its items appended by `f`.
-fn list(recs: &Kernels<'_>, f: impl Fn(&KernelRef<'_, '_>, &mut StringBuilder)) -> ArrayRef {
-    let mut b = ListBuilder::new(StringBuilder::new());
+/// A list per record, its items appended to `items` by `f`.
+fn lists<B: ArrayBuilder>(
+    recs: &Kernels<'_>,
+    items: B,
+    f: impl Fn(&KernelRef<'_, '_>, &mut B),
+) -> ArrayRef {
+    let mut b = ListBuilder::new(items);
     for r in recs.iter() {
         f(&r, b.values());
         b.append(true);
     }
     Arc::new(b.finish())
+}
+
+/// A list of strings per record.
+fn list(recs: &Kernels<'_>, f: impl Fn(&KernelRef<'_, '_>, &mut StringBuilder)) -> ArrayRef {
+    lists(recs, StringBuilder::new(), f)
 }
 
 /// Each of `v` onto `b`.
@@ -90,14 +99,9 @@ fn texts(v: &[std::borrow::Cow<'_, str>], b: &mut StringBuilder) {
     }
 }
 
-/// A list of integers per record, its items appended by `f`.
+/// A list of integers per record.
 fn ints(recs: &Kernels<'_>, f: impl Fn(&KernelRef<'_, '_>, &mut Int64Builder)) -> ArrayRef {
-    let mut b = ListBuilder::new(Int64Builder::new());
-    for r in recs.iter() {
-        f(&r, b.values());
-        b.append(true);
-    }
-    Arc::new(b.finish())
+    lists(recs, Int64Builder::new(), f)
 }
 
 fn int(recs: &Kernels<'_>, f: impl Fn(&KernelRef<'_, '_>) -> Option<i64>) -> ArrayRef {
