@@ -718,7 +718,8 @@ fn parquet_records_read_like_json_records() {
 /// A Parquet record file that is not one of `rprof parse`'s (written here
 /// with the parquet crate, synthetic): a row that is not a record, a
 /// column of a type no record column has, no rprof metadata. Each is one
-/// line on stderr naming the file and the problem, exit 1.
+/// line on stderr naming the file and the problem, exit 1. A file with no
+/// rows reads as an empty JSON Lines file does.
 #[test]
 fn hostile_parquet_records_are_one_line_errors() {
     use std::sync::Arc;
@@ -801,6 +802,30 @@ fn hostile_parquet_records_are_one_line_errors() {
         true,
     );
     let no_meta = write("no-meta.parquet", vec![("kShortName", names())], false);
+    // no rows: what an empty JSON Lines file gives
+    let empty = write(
+        "empty.parquet",
+        vec![(
+            "kShortName",
+            Arc::new(StringArray::from(Vec::<&str>::new())) as ArrayRef,
+        )],
+        true,
+    );
+    let empty_json = dir.path().join("empty.jsonl");
+    std::fs::write(&empty_json, "").unwrap();
+    for cmd in ["prof", "summary"] {
+        let a = run(rprof().args([cmd, "-q", empty.to_str().unwrap()]));
+        let b = run(rprof().args([cmd, "-q", empty_json.to_str().unwrap()]));
+        assert_eq!(
+            a.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&a.stderr)
+        );
+        assert!(!a.stdout.is_empty());
+        assert_eq!(a.stdout, b.stdout, "{cmd}");
+        assert_eq!(a.stderr, b.stderr, "{cmd}");
+    }
     for (path, want) in [
         (&not_record, "not-record.parquet:2: "),
         (
