@@ -368,7 +368,7 @@ pub mod read {
 
     /// The rows of a batch as JSON Lines record lines, each ending in a
     /// newline, into `bufs` (cleared, then as many as needed: a buffer per
-    /// [`CHUNK_ROWS`] rows, made in parallel). The buffers are kept from
+    /// 512 rows, made in parallel). The buffers are kept from
     /// one batch to the next by the caller: a new block per line, freed
     /// after each batch, cost a page fault every few kilobytes once the
     /// allocator gave the pages back. A column name the schema repeats is
