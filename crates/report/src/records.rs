@@ -419,18 +419,6 @@ pub mod read {
             .collect();
         done.into_iter().collect()
     }
-
-    /// The rows of a batch as JSON Lines record lines (without newlines):
-    /// [`write_lines`], a line at a time.
-    pub fn json_lines(batch: &RecordBatch) -> io::Result<Vec<String>> {
-        let mut bufs = Vec::new();
-        write_lines(batch, &mut bufs)?;
-        Ok(bufs
-            .iter()
-            .flat_map(|b| b.split_terminator('\n'))
-            .map(str::to_owned)
-            .collect())
-    }
 }
 
 #[cfg(test)]
@@ -446,7 +434,7 @@ mod tests {
     use serde_json::{Map, Value};
 
     use super::COLUMNS;
-    use super::read::{json_lines, write_lines};
+    use super::read::write_lines;
     use crate::parquet::{ColumnType, ParquetTable};
 
     /// Text with what a JSON string must escape, and other scripts.
@@ -595,6 +583,18 @@ mod tests {
         let (got, want) = round_trip(&lines, 1030);
         assert_eq!(got.len(), 1100);
         assert!(got == want);
+    }
+
+    /// The rows of a batch as JSON Lines record lines (without newlines):
+    /// [`write_lines`], a line at a time.
+    fn json_lines(batch: &RecordBatch) -> std::io::Result<Vec<String>> {
+        let mut bufs = Vec::new();
+        write_lines(batch, &mut bufs)?;
+        Ok(bufs
+            .iter()
+            .flat_map(|b| b.split_terminator('\n'))
+            .map(str::to_owned)
+            .collect())
     }
 
     fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
