@@ -705,6 +705,20 @@ fn control_characters_in_trace_text_are_escaped_in_tables() {
             assert!(out.contains("\\x1b]0;title\\x07"), "{args:?}: {out}");
         }
     }
+    // TSV writes each control character as a space (docs/reports.md), so
+    // that a row stays one line of the same fields
+    let o = run(rprof()
+        .args(["prof", "--format", "tsv", "-c", "idx,kernel", "-q"])
+        .arg(&recs));
+    assert_clean_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        !out.chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{out:?}"
+    );
+    assert_eq!(out.lines().count(), n + 1);
+    assert!(out.contains("\tk ]0;title  [2J    row\n"), "{out:?}");
     // machine-readable output keeps the text as it is
     let o = run(rprof().args(["summary", "--json", "-q"]).arg(&recs));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

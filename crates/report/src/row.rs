@@ -1,7 +1,5 @@
 //! One printed row and the value of each of its cells.
 
-use std::fmt::Write as _;
-
 use rprof_model::KernelRef;
 use rprof_ops::{KernelEstimate, Num, StrList, Tc};
 
@@ -121,7 +119,7 @@ impl<'a> Row<'a> {
             Column::Op => text(buf, self.op),
             Column::Kernel => {
                 // PyProf's Data.name: spaces become underscores
-                buf.extend(self.kernel.chars().map(|c| if c == ' ' { '_' } else { c }));
+                crate::printer::push_replacing(buf, self.kernel, ' ', '_');
                 Value::Text
             }
             Column::Params => text(buf, self.params),
@@ -151,7 +149,7 @@ fn ints(buf: &mut String, v: &[i64]) -> Value {
         if i > 0 {
             buf.push(',');
         }
-        let _ = write!(buf, "{x}");
+        buf.push_str(itoa::Buffer::new().format(*x));
     }
     Value::Text
 }
@@ -173,6 +171,12 @@ fn joined(buf: &mut String, v: StrList<'_>, sep: &str) -> Value {
 
 /// `x,y,z`.
 fn dims(buf: &mut String, d: [i64; 3]) -> Value {
-    let _ = write!(buf, "{},{},{}", d[0], d[1], d[2]);
+    let mut digits = itoa::Buffer::new();
+    for (i, x) in d.iter().enumerate() {
+        if i > 0 {
+            buf.push(',');
+        }
+        buf.push_str(digits.format(*x));
+    }
     Value::Text
 }
