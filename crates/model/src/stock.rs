@@ -176,8 +176,7 @@ const GROUP_KEYS: [(GroupKey, &str); 3] = [
 /// to `found` as it is taken off (`, dtypes = […]` first, if last in the
 /// text, then `, input_op_ids = […]`, then `, sizes = […]`). The text's
 /// last group is found once and then matched against each key in turn:
-/// looking for it once per key walked a long `sizes` group three times
-/// (3 % of `prof`'s time).
+/// looking for it once per key walked a long `sizes` group three times.
 fn strip_groups<'a>(text: &'a str, mut found: impl FnMut(GroupKey, &'a str)) -> &'a str {
     let mut rest = text;
     let mut last = last_group(rest);

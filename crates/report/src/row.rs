@@ -119,7 +119,7 @@ impl<'a> Row<'a> {
             Column::Op => text(buf, self.op),
             Column::Kernel => {
                 // PyProf's Data.name: spaces become underscores
-                crate::printer::push_replacing(buf, self.kernel, ' ', '_');
+                crate::printer::push_replacing(buf, self.kernel, b' ', '_');
                 Value::Text
             }
             Column::Params => text(buf, self.params),

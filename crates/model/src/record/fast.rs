@@ -107,9 +107,9 @@ impl<'a> Cursor<'a> {
     fn uint(&mut self) -> Option<u64> {
         let b = self.bytes();
         let start = self.i;
-        // up to 19 digits cannot overflow, and are summed unchecked (the
-        // checks per digit were a third of the reading of an integer); 20
-        // are summed again, checked
+        // up to 19 digits cannot overflow, and are summed unchecked (with
+        // the checks per digit, reading integers took 1.18 × the
+        // instructions); 20 or more are summed again, checked
         let mut i = start;
         let mut v: u64 = 0;
         while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d <= 9) {
