@@ -365,15 +365,21 @@ pub(crate) fn push_replacing(out: &mut String, s: &str, from: u8, to: char) {
 
 /// `s` cut to its first `w` characters.
 fn cut_chars(s: &mut String, w: usize) {
-    if s.len() <= w {
-        return;
-    }
-    let end = if s.as_bytes().get(..w).is_some_and(<[u8]>::is_ascii) {
-        w
-    } else {
-        s.char_indices().nth(w).map_or(s.len(), |(i, _)| i)
-    };
+    let end = head_chars(s, w).0.len();
     s.truncate(end);
+}
+
+/// The first `w` characters of `s` (all of it when shorter), and how
+/// many they are. When the first `w` bytes are ASCII they are the first
+/// `w` characters, taken at once (a character at a time was 5 % of
+/// `prof -w`'s instructions; the kernel names are long).
+fn head_chars(s: &str, w: usize) -> (&str, usize) {
+    if let Some(h) = s.get(..w.min(s.len())).filter(|h| h.is_ascii()) {
+        return (h, h.len());
+    }
+    let end = s.char_indices().nth(w).map_or(s.len(), |(i, _)| i);
+    let h = s.get(..end).unwrap_or(s);
+    (h, h.chars().count())
 }
 
 /// Spaces, `n` of them.
@@ -388,24 +394,8 @@ fn push_spaces(out: &mut String, mut n: usize) {
 
 /// Python's `'%-w.ws' % s`: truncated to `w` characters, padded to `w`.
 fn pad_text(out: &mut String, s: &str, w: usize) {
-    // when the first `w` bytes are ASCII they are the first `w` chars, and
-    // are copied at once (a char at a time was 5 % of `prof -w`'s
-    // instructions; the kernel names are long)
-    let head = s.get(..w.min(s.len())).filter(|h| h.is_ascii());
-    let n = match head {
-        Some(h) => {
-            out.push_str(h);
-            h.len()
-        }
-        None => {
-            let mut n = 0;
-            for c in s.chars().take(w) {
-                out.push(c);
-                n += 1;
-            }
-            n
-        }
-    };
+    let (head, n) = head_chars(s, w);
+    out.push_str(head);
     push_spaces(out, w - n);
 }
 
